@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Database } from './db/database.ts';
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { createServices, type Services } from './services/index.ts';
+import { installErrorHandling } from './http/errors.ts';
+import { installAuthentication } from './http/authentication.ts';
+import { healthRoutes } from './routes/health/index.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+    metrics: Metrics;
+  }
+}
+
+export interface AppOptions {
+  db: Database;
+  config: Config;
+  clock?: Clock;
+  /** Pino options, or false for no request log (tests, benchmarks). */
+  logger?: FastifyServerOptions['logger'];
+  /** Node process metrics (CPU, memory, event loop) on /metrics; off for in-process test apps. */
+  processMetrics?: boolean;
+}
+
+/** Pino redaction: credentials never reach the log. */
+export const LOG_REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-csrf-token"]',
+  'res.headers["set-cookie"]',
+];
+
+/**
+ * Assembles the server: plugins, services and every route; does not listen.
+ * `main.ts` listens; tests call `app.inject`.
+ */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const clock = options.clock ?? systemClock;
+  const metrics = createMetrics(options.db, { processMetrics: options.processMetrics ?? false });
+  const app = Fastify({
+    logger: options.logger ?? false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+    // Alertmanager sends its whole group state in one notification.
+    bodyLimit: 8 * 1024 * 1024,
+  });
+  const services = createServices({ db: options.db, clock, config: options.config, metrics });
+  app.decorate('services', services);
+  app.decorate('metrics', metrics);
+
+  installErrorHandling(app);
+  installAuthentication(app, services.authentication);
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequestDuration
+      .labels(request.method, route, String(reply.statusCode))
+      .observe(reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'terdut-server',
+        version: '0.1.0',
+        description: 'On-call and incident manager for Prometheus teams. See api-contract.md.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: '64-hex-character API key' },
+        },
+      },
+      security: [{ apiKey: [] }],
+    },
+  });
+
+  await app.register(healthRoutes({ db: options.db, metrics }));
+  app.get('/api/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
+    app.swagger(),
+  );
+
+  return app;
+}

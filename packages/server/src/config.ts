@@ -1,0 +1,141 @@
+import { parseDuration } from './duration.ts';
+
+/** The server's configuration, read from the environment once at start-up. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset: the embedded PostgreSQL (PGlite) in `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  bootstrapToken: string | undefined;
+  bootstrapTokenFile: string | undefined;
+  /** IANA zone that defines "today" for the schedule and hour/day statistics. */
+  timezone: string;
+  /** A firing alert not refreshed for this long counts as resolved (`expiry`). */
+  alertStaleAfterMs: number;
+  /** How long resolved incidents and their alerts are kept. */
+  retentionMs: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Public base URL (https makes session cookies Secure; OIDC redirect derives from it). */
+  publicUrl: string | undefined;
+  sessionTtlMs: number;
+  oidc: OidcConfig | undefined;
+}
+
+export interface OidcConfig {
+  issuerUrl: string;
+  clientId: string;
+  clientSecret: string | undefined;
+  clientSecretFile: string | undefined;
+  groupsClaim: string;
+  allowedGroups: string[];
+  adminGroups: string[];
+}
+
+/** A configuration value that cannot be used; the message names the variable and what it expects. */
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Parses and validates the environment. Throws ConfigError naming the first
+ * wrong variable, so `main` can exit with a message instead of a stack.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const text = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const duration = (name: string, fallback: string): number => {
+    const raw = text(name) ?? fallback;
+    const ms = parseDuration(raw, { allowDays: true });
+    if (ms === undefined || ms <= 0) {
+      throw new ConfigError(`${name}="${raw}" is not a positive duration; use forms like 90s, 30m, 6h, 180d`);
+    }
+    return ms;
+  };
+  const list = (name: string): string[] =>
+    (text(name) ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0);
+
+  const portText = text('PORT') ?? '8080';
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT="${portText}" is not a TCP port; use a whole number from 0 to 65535`);
+  }
+
+  const databaseUrl = text('DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(
+      'DATABASE_URL must be a postgres:// or postgresql:// URL (unset it to use the embedded database)',
+    );
+  }
+
+  const timezone = text('TERDUT_TIMEZONE') ?? 'UTC';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+  } catch {
+    throw new ConfigError(
+      `TERDUT_TIMEZONE="${timezone}" is not an IANA time zone; use a name like Europe/Berlin or UTC`,
+    );
+  }
+
+  const logLevel = (text('LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL="${logLevel}" is not a level; use one of ${LOG_LEVELS.join(', ')}`);
+  }
+
+  const publicUrl = text('TERDUT_PUBLIC_URL');
+  if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl)) {
+    throw new ConfigError(
+      `TERDUT_PUBLIC_URL="${publicUrl}" must be an absolute http(s) URL such as https://terdut.example.com`,
+    );
+  }
+
+  const bootstrapToken = text('TERDUT_BOOTSTRAP_TOKEN');
+  if (bootstrapToken !== undefined && bootstrapToken.length < 32) {
+    throw new ConfigError(
+      'TERDUT_BOOTSTRAP_TOKEN is too short; use at least 32 characters of randomness (e.g. openssl rand -hex 32)',
+    );
+  }
+
+  const issuerUrl = text('TERDUT_OIDC_ISSUER_URL');
+  let oidc: OidcConfig | undefined;
+  if (issuerUrl !== undefined) {
+    const clientId = text('TERDUT_OIDC_CLIENT_ID');
+    if (clientId === undefined)
+      throw new ConfigError('TERDUT_OIDC_CLIENT_ID is required when TERDUT_OIDC_ISSUER_URL is set');
+    if (publicUrl === undefined) {
+      throw new ConfigError(
+        'TERDUT_PUBLIC_URL is required when OIDC is configured (the redirect URL is derived from it)',
+      );
+    }
+    oidc = {
+      issuerUrl,
+      clientId,
+      clientSecret: text('TERDUT_OIDC_CLIENT_SECRET'),
+      clientSecretFile: text('TERDUT_OIDC_CLIENT_SECRET_FILE'),
+      groupsClaim: text('TERDUT_OIDC_GROUPS_CLAIM') ?? 'groups',
+      allowedGroups: list('TERDUT_OIDC_ALLOWED_GROUPS'),
+      adminGroups: list('TERDUT_OIDC_ADMIN_GROUPS'),
+    };
+  }
+
+  return {
+    port,
+    host: text('HOST') ?? '0.0.0.0',
+    databaseUrl,
+    dataDir: text('TERDUT_DATA_DIR') ?? './.terdut',
+    bootstrapToken,
+    bootstrapTokenFile: text('TERDUT_BOOTSTRAP_TOKEN_FILE'),
+    timezone,
+    alertStaleAfterMs: duration('TERDUT_ALERT_STALE_AFTER', '6h'),
+    retentionMs: duration('TERDUT_RETENTION', '180d'),
+    logLevel: logLevel as Config['logLevel'],
+    publicUrl,
+    sessionTtlMs: duration('TERDUT_SESSION_TTL', '12h'),
+    oidc,
+  };
+}

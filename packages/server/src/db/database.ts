@@ -1,0 +1,151 @@
+import pg from 'pg';
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+
+/** Something that runs SQL: the whole database, or one open transaction. */
+export interface Queryable {
+  /** Runs one statement with `$1`-style parameters and returns its rows. */
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+export interface QueryResult<Row> {
+  rows: Row[];
+  /** Rows inserted, updated or deleted (0 for a plain SELECT on PGlite). */
+  rowCount: number;
+}
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+/**
+ * The server's one handle on storage. The same SQL runs on a real PostgreSQL
+ * (node-postgres pool) and on the embedded PGlite, so every repository is
+ * written once against this interface.
+ */
+export interface Database extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back
+   * when it throws. Callers answer 2xx only after this resolves.
+   */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  poolStats(): PoolStats;
+  close(): Promise<void>;
+}
+
+// 64-bit ids are serialised as JSON numbers (api-contract.md); ids never
+// approach 2^53, so parse int8 into a number rather than a string.
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+pg.types.setTypeParser(INT8_OID, (value: string) => Number(value));
+pg.types.setTypeParser(NUMERIC_OID, (value: string) => Number(value));
+
+/** Connects a pool to a real PostgreSQL. Fails fast with a message naming the address. */
+export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', () => {});
+  try {
+    const client = await pool.connect();
+    client.release();
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new Error(
+      `database is not reachable at ${describeUrl(url)} (${(error as Error).message}); check DATABASE_URL`,
+      { cause: error },
+    );
+  }
+  return {
+    kind: 'postgres',
+    async query<Row>(sql: string, params: readonly unknown[] = []) {
+      const result = await pool.query(sql, params as unknown[]);
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    },
+    async exec(script: string) {
+      await pool.query(script);
+    },
+    async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const tx: Queryable = {
+          async query<Row>(sql: string, params: readonly unknown[] = []) {
+            const result = await client.query(sql, params as unknown[]);
+            return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+          },
+          async exec(script: string) {
+            await client.query(script);
+          },
+        };
+        const value = await work(tx);
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    close: () => pool.end(),
+  };
+}
+
+/**
+ * Opens the embedded PostgreSQL (PGlite, WASM) in `dataDir`, or in memory when
+ * `dataDir` is undefined. One connection: statements and transactions queue.
+ */
+export async function openPglite(dataDir: string | undefined): Promise<Database> {
+  const parsers = {
+    [INT8_OID]: (value: string) => Number(value),
+    [NUMERIC_OID]: (value: string) => Number(value),
+    [pgliteTypes.TIMESTAMPTZ]: (value: string) => new Date(value),
+  };
+  const db = dataDir === undefined ? new PGlite({ parsers }) : new PGlite(dataDir, { parsers });
+  await db.waitReady;
+  const run = async <Row>(
+    target: Pick<PGlite, 'query'>,
+    sql: string,
+    params: readonly unknown[],
+  ): Promise<QueryResult<Row>> => {
+    const result = await target.query<Row>(sql, params as unknown[]);
+    return { rows: result.rows, rowCount: result.affectedRows ?? 0 };
+  };
+  return {
+    kind: 'pglite',
+    query: <Row>(sql: string, params: readonly unknown[] = []) => run<Row>(db, sql, params),
+    exec: async (script: string) => {
+      await db.exec(script);
+    },
+    transaction: <T>(work: (tx: Queryable) => Promise<T>) =>
+      db.transaction((pgTx) =>
+        work({
+          query: <Row>(sql: string, params: readonly unknown[] = []) => run<Row>(pgTx, sql, params),
+          exec: async (script: string) => {
+            await pgTx.exec(script);
+          },
+        }),
+      ),
+    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    close: () => db.close(),
+  };
+}
+
+/** host:port/db of a connection URL, without user or password, for messages and logs. */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+  } catch {
+    return '(unparseable DATABASE_URL)';
+  }
+}

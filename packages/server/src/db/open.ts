@@ -1,0 +1,25 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Config } from '../config.ts';
+import { openPglite, openPostgres, describeUrl, type Database } from './database.ts';
+
+/** Opens the configured database: PostgreSQL at DATABASE_URL, else the embedded one in TERDUT_DATA_DIR. */
+export async function openConfiguredDatabase(config: Config): Promise<{ db: Database; description: string }> {
+  if (config.databaseUrl !== undefined) {
+    return {
+      db: await openPostgres(config.databaseUrl),
+      description: `PostgreSQL at ${describeUrl(config.databaseUrl)}`,
+    };
+  }
+  const dir = resolve(config.dataDir);
+  try {
+    await mkdir(dir, { recursive: true });
+    return { db: await openPglite(dir), description: `embedded PostgreSQL (PGlite) in ${dir}` };
+  } catch (error) {
+    throw new Error(
+      `cannot open the embedded database in ${dir} (${(error as Error).message}); check TERDUT_DATA_DIR, ` +
+        'and that no other terdut-server uses the same directory',
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,45 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError } from '../errors.ts';
+
+/**
+ * Every error leaves as `status` + `{"error": message}` (api-contract.md).
+ * Validation errors name the field; unexpected errors become a plain 500 and
+ * keep their details in the log only.
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
+    if (error instanceof ApiError) {
+      return reply.status(error.status).send({ error: error.message });
+    }
+    const fastifyError = error as FastifyError;
+    if (fastifyError.validation) {
+      return reply.status(400).send({ error: describeValidation(fastifyError) });
+    }
+    const status = fastifyError.statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return reply.status(status).send({ error: fastifyError.message });
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.status(500).send({ error: 'internal server error; see the server log for details' });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    return reply.status(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}` });
+  });
+}
+
+function describeValidation(error: FastifyError): string {
+  const first = error.validation?.[0];
+  if (!first) return error.message;
+  const context = error.validationContext ?? 'body';
+  const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  const params: Record<string, unknown> = first.params;
+  if (first.keyword === 'required') {
+    const missing = String(params.missingProperty);
+    return `${context === 'body' ? '' : context + ' '}field "${path ? path + '.' : ''}${missing}" is required`;
+  }
+  if (first.keyword === 'additionalProperties') {
+    return `${context} field "${String(params.additionalProperty)}" is not allowed`;
+  }
+  const field = path || context;
+  return `${context === 'body' ? '' : context + ' '}field "${field}" ${first.message ?? 'is invalid'}`.trim();
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+/**
+ * terdut-server command line: `serve` (default), `migrate`, `--help`, `--version`.
+ * Wiring only: configuration, database, app, signals.
+ */
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { loadConfig, ConfigError, type Config } from './config.ts';
+import { openConfiguredDatabase } from './db/open.ts';
+import { migrate } from './db/migrate.ts';
+import { buildApp, LOG_REDACT_PATHS } from './app.ts';
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+const HELP = `terdut-server ${VERSION}: on-call and incident manager for Prometheus teams
+
+Usage:
+  terdut-server [serve]      run the HTTP server (applies pending migrations first)
+  terdut-server migrate      apply pending database migrations and exit
+  terdut-server --help       show this help
+  terdut-server --version    print the version
+
+Configuration is read from the environment; see the README's configuration table.
+Without DATABASE_URL the server uses an embedded PostgreSQL in TERDUT_DATA_DIR (default ./.terdut).
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command = 'serve', ...rest] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`terdut-server: configuration error: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  switch (command) {
+    case 'serve':
+      return serve(config);
+    case 'migrate':
+      return runMigrations(config);
+    default:
+      process.stderr.write(
+        `terdut-server: unknown command "${[command, ...rest].join(' ')}"; see terdut-server --help\n`,
+      );
+      return 2;
+  }
+}
+
+async function runMigrations(config: Config): Promise<number> {
+  const { db, description } = await openConfiguredDatabase(config);
+  try {
+    const applied = await migrate(db);
+    process.stdout.write(
+      `${description}: applied ${applied.length} migration(s)${applied.length ? ': ' + applied.join(', ') : ''}\n`,
+    );
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
+async function serve(config: Config): Promise<number> {
+  const logger = pino({ level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
+  const { db, description } = await openConfiguredDatabase(config);
+  const applied = await migrate(db);
+  logger.info({ database: description, applied_migrations: applied }, 'database ready');
+  const app = await buildApp({ db, config, logger, processMetrics: true });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+    // Fastify's close stops accepting, waits for in-flight requests and runs onClose hooks.
+    const timer = setTimeout(() => {
+      logger.error('shutdown took longer than 25s; exiting anyway');
+      process.exit(1);
+    }, 25_000);
+    timer.unref();
+    try {
+      await app.close();
+      await db.close();
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  const address = await app.listen({ port: config.port, host: config.host });
+  const shown = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
+  logger.info({ url: shown }, `terdut-server ${VERSION} listening on ${shown}`);
+  return new Promise<number>((resolve) => app.server.once('close', () => resolve(0)));
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`terdut-server: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,24 @@
+import type { Database } from '../db/database.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
+import { AuthenticationService } from './authentication.ts';
+
+/** What services may be given; each service takes only the parts it uses. */
+export interface ServiceDeps {
+  db: Database;
+  clock: Clock;
+  config: Config;
+  metrics: Metrics;
+}
+
+/** The server's services, built once per app. Routes reach them through `app.services`. */
+export interface Services {
+  authentication: AuthenticationService;
+}
+
+export function createServices(deps: ServiceDeps): Services {
+  return {
+    authentication: new AuthenticationService(deps),
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * Runs a suite against both databases the server supports: the embedded
+ * PGlite (in memory) and the real PostgreSQL that global setup provides,
+ * each freshly created and migrated for this test file.
+ */
+import { describe, before, after } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/database.ts';
+import { migrate } from '../../packages/server/src/db/migrate.ts';
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+/** A new, empty, migrated PostgreSQL database on the test server; dropped by `drop()`. */
+export async function createTestPostgres(): Promise<{ db: Database; url: string; drop(): Promise<void> }> {
+  const adminUrl = process.env.TERDUT_TEST_DATABASE_URL;
+  if (!adminUrl)
+    throw new Error(
+      'TERDUT_TEST_DATABASE_URL is not set; run tests with npm test (its global setup starts PostgreSQL)',
+    );
+  const name = `terdut_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = await openPostgres(url.toString(), { max: 20 });
+  await migrate(db);
+  return {
+    db,
+    url: url.toString(),
+    async drop() {
+      await db.close().catch(() => {});
+      const cleanup = new pg.Client({ connectionString: adminUrl });
+      await cleanup.connect();
+      await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await cleanup.end();
+    },
+  };
+}
+
+/** A new in-memory PGlite, migrated. */
+export async function createTestPglite(): Promise<Database> {
+  const db = await openPglite(undefined);
+  await migrate(db);
+  return db;
+}
+
+/**
+ * `describe`s `suite` once per database kind. `suite` receives a getter for
+ * the database of that kind (ready inside tests and `before` hooks).
+ *
+ * @example
+ * forEachDatabase('incidents', (database) => {
+ *   test('a resolved incident cannot be resolved again', async () => { ... database() ... });
+ * });
+ */
+export function forEachDatabase(
+  name: string,
+  suite: (database: () => Database, kind: DatabaseKind) => void,
+): void {
+  for (const kind of ['pglite', 'postgres'] as const) {
+    void describe(`${name} [${kind}]`, () => {
+      let db: Database | undefined;
+      let drop: (() => Promise<void>) | undefined;
+      before(async () => {
+        if (kind === 'pglite') {
+          db = await createTestPglite();
+          const opened = db;
+          drop = () => opened.close();
+        } else {
+          const created = await createTestPostgres();
+          db = created.db;
+          drop = () => created.drop();
+        }
+      });
+      after(async () => {
+        await drop?.();
+      });
+      suite(() => {
+        if (!db) throw new Error('database not ready: use it inside a test or a before hook');
+        return db;
+      }, kind);
+    });
+  }
+}
