@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Database } from './db/database.ts';
 import type { Config } from './config.ts';
@@ -21,8 +21,8 @@ export interface AppOptions {
   db: Database;
   config: Config;
   clock?: Clock;
-  /** Pino options, or false for no request log (tests, benchmarks). */
-  logger?: FastifyServerOptions['logger'];
+  /** A pino logger for request logs; none in tests and benchmarks. */
+  logger?: FastifyBaseLogger;
   /** Node process metrics (CPU, memory, event loop) on /metrics; off for in-process test apps. */
   processMetrics?: boolean;
 }
@@ -43,7 +43,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   const metrics = createMetrics(options.db, { processMetrics: options.processMetrics ?? false });
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
