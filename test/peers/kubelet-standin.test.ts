@@ -173,6 +173,53 @@ describe('KubeletStandIn', () => {
     }
   });
 
+  test('runDeployment runs the real terdut-server from the pod template', async () => {
+    const namespace = await uniqueNamespace(admin, 'kubelet');
+    await kubeRequestOk(admin, 'POST', `/api/v1/namespaces/${namespace}/secrets`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'terdut-bootstrap' },
+        stringData: { token: 'b'.repeat(48) },
+      },
+    });
+    await kubeRequestOk(admin, 'POST', `/apis/apps/v1/namespaces/${namespace}/deployments`, {
+      body: deployment(
+        'terdut',
+        {
+          env: [
+            { name: 'TERDUT_DATA_DIR', value: '/var/lib/terdut' },
+            { name: 'TERDUT_BOOTSTRAP_TOKEN_FILE', value: '/etc/terdut/bootstrap/token' },
+            { name: 'LOG_LEVEL', value: 'warn' },
+          ],
+          volumeMounts: [
+            { name: 'data', mountPath: '/var/lib/terdut' },
+            { name: 'bootstrap', mountPath: '/etc/terdut/bootstrap', readOnly: true },
+          ],
+          readinessProbe: { httpGet: { path: '/readyz', port: 8080 } },
+        },
+        [
+          { name: 'data', emptyDir: {} },
+          { name: 'bootstrap', secret: { secretName: 'terdut-bootstrap' } },
+        ],
+      ),
+    });
+    const kubelet = new KubeletStandIn(admin);
+    try {
+      const workload = await kubelet.runDeployment(namespace, 'terdut');
+      assert.equal(workload.env.TERDUT_DATA_DIR, workload.mounts['/var/lib/terdut']);
+      assert.equal((await fetch(`${workload.url}/healthz`)).status, 200);
+      const status = await kubeRequestOk<DeploymentStatus>(
+        admin,
+        'GET',
+        `/apis/apps/v1/namespaces/${namespace}/deployments/terdut`,
+      );
+      assert.equal(status.status?.availableReplicas, 1);
+    } finally {
+      await kubelet.stop();
+    }
+  });
+
   test('runDeployment fails with the reason when a referenced Secret does not exist', async () => {
     const namespace = await uniqueNamespace(admin, 'kubelet');
     await kubeRequestOk(admin, 'POST', `/apis/apps/v1/namespaces/${namespace}/deployments`, {
