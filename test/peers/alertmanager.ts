@@ -10,7 +10,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChildProcessGroup, freeLoopbackPort, peerBinary, waitUntil } from './child-processes.ts';
+import {
+  ChildProcessGroup,
+  freeLoopbackPort,
+  peerBinary,
+  retryOnPortConflict,
+  waitUntil,
+} from './child-processes.ts';
 
 /** An alert as Alertmanager's `POST /api/v2/alerts` takes it (what Prometheus sends). */
 export interface PostableAlert {
@@ -89,6 +95,10 @@ export function alertmanagerConfig(options: StartAlertmanagerOptions): string {
  * `stop()`, or by the watchdog if this process dies first.
  */
 export async function startAlertmanager(options: StartAlertmanagerOptions): Promise<RunningAlertmanager> {
+  return retryOnPortConflict(() => startAlertmanagerOnce(options));
+}
+
+async function startAlertmanagerOnce(options: StartAlertmanagerOptions): Promise<RunningAlertmanager> {
   const binary = peerBinary('alertmanager');
   const dir = mkdtempSync(join(tmpdir(), 'terdut-alertmanager-'));
   const configPath = join(dir, 'alertmanager.yml');

@@ -243,3 +243,18 @@ export function isProcessAlive(pid: number): boolean {
     return true;
   }
 }
+
+/**
+ * Runs `start` again (up to `attempts` times) when it failed because a port
+ * was taken: ports are picked free, but another process can bind one between
+ * the pick and the peer's own bind.
+ */
+export async function retryOnPortConflict<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      if (attempt >= attempts || !/address already in use/i.test((error as Error).message)) throw error;
+    }
+  }
+}

@@ -15,7 +15,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChildProcessGroup, freeLoopbackPort, peerBinary, waitUntil } from './child-processes.ts';
+import {
+  ChildProcessGroup,
+  freeLoopbackPort,
+  peerBinary,
+  retryOnPortConflict,
+  waitUntil,
+} from './child-processes.ts';
 
 /** PEM material a client needs to talk to the API server as some identity. */
 export interface KubeCredentials {
@@ -84,7 +90,20 @@ export async function startKubeControlPlane(options: StartKubeOptions = {}): Pro
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'terdut-kube-'));
   mkdirSync(dir, { recursive: true });
   const pki = writePki(join(dir, 'pki'));
+  return retryOnPortConflict(async () => {
+    // A failed attempt's etcd member data names its old ports; start afresh.
+    rmSync(join(dir, 'etcd-data'), { recursive: true, force: true });
+    return launchControlPlane(dir, pki, etcdBin, apiserverBin, options);
+  });
+}
 
+async function launchControlPlane(
+  dir: string,
+  pki: Pki,
+  etcdBin: string,
+  apiserverBin: string,
+  options: StartKubeOptions,
+): Promise<KubeControlPlane> {
   const group = new ChildProcessGroup({ detached: options.detached ?? false });
   try {
     const [etcdClientPort, etcdPeerPort, apiserverPort] = await distinctFreePorts(3);
