@@ -1,0 +1,95 @@
+/**
+ * The operator's least-privilege RBAC, generated into deploy/rbac/. Each rule
+ * names the code that needs it; a verb not listed here is one the operator
+ * never uses. Change a call, change this list, run `npm run generate`.
+ */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+export const operatorName = 'terdut-operator';
+
+/** Cluster-wide: the operator watches TerdutServers (and what they own) in every namespace by default. */
+export const clusterRules: PolicyRule[] = [
+  // Informer (list, watch); finalizer add/remove (patch).
+  {
+    apiGroups: ['terdut.ryuvia.com'],
+    resources: ['terdutservers'],
+    verbs: ['get', 'list', 'watch', 'patch'],
+  },
+  // status.ts writes conditions through the status subresource.
+  { apiGroups: ['terdut.ryuvia.com'], resources: ['terdutservers/status'], verbs: ['get', 'patch'] },
+  // Owner references with blockOwnerDeletion need update on the owner's finalizers
+  // (OwnerReferencesPermissionEnforcement admission).
+  { apiGroups: ['terdut.ryuvia.com'], resources: ['terdutservers/finalizers'], verbs: ['update'] },
+  // workload.ts: server-side apply (patch) of the Deployment; informer for readiness.
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'patch'] },
+  // workload.ts: server-side apply of the Service.
+  { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'patch'] },
+  // token-secret.ts creates the bootstrap-token Secret and rotates it (update);
+  // database.ts reads database Secrets; a metadata-only informer wakes
+  // resources when a Secret they wait for appears; finalize.ts deletes the
+  // operator-namespace Secrets (credentials, checkpoint).
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+  },
+  // Events for what a person should see (BootstrapSucceeded, ...).
+  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
+  // route.ts: server-side apply and deletion of the HTTPRoute; informer for its status.
+  {
+    apiGroups: ['gateway.networking.k8s.io'],
+    resources: ['httproutes'],
+    verbs: ['get', 'list', 'watch', 'patch', 'delete'],
+  },
+];
+
+/** In the operator's own namespace only: leader election. */
+export const namespaceRules: PolicyRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+];
+
+/** ServiceAccount, ClusterRole(+Binding) and Role(+Binding) for `namespace`. */
+export function rbacObjects(namespace: string): Record<string, unknown>[] {
+  const labels = { 'app.kubernetes.io/name': operatorName };
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: operatorName, namespace, labels },
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: operatorName, labels },
+      rules: clusterRules,
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: operatorName, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: operatorName },
+      subjects: [{ kind: 'ServiceAccount', name: operatorName, namespace }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: `${operatorName}-leader-election`, namespace, labels },
+      rules: namespaceRules,
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: `${operatorName}-leader-election`, namespace, labels },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: `${operatorName}-leader-election`,
+      },
+      subjects: [{ kind: 'ServiceAccount', name: operatorName, namespace }],
+    },
+  ];
+}

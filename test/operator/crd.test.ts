@@ -1,0 +1,97 @@
+/**
+ * The generated TerdutServer CRD on the real kube-apiserver: it is accepted
+ * as a structural schema, applies its defaults, and rejects invalid specs
+ * with messages a person can act on.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { kubeRequest, kubeRequestOk } from '../peers/kube.ts';
+import { kubeForTests, uniqueNamespace, type KubeForTests } from '../peers/peers-for-tests.ts';
+import { installTerdutCrd } from './support/operator.ts';
+
+let kube: KubeForTests;
+let namespace: string;
+
+before(async () => {
+  kube = await kubeForTests();
+  await installTerdutCrd(kube.admin);
+  namespace = await uniqueNamespace(kube.admin, 'crd');
+});
+after(async () => kube?.stop());
+
+const create = (spec: unknown, name = `ts-${Math.random().toString(16).slice(2, 8)}`) =>
+  kubeRequest(kube.admin, 'POST', `/apis/terdut.ryuvia.com/v1alpha1/namespaces/${namespace}/terdutservers`, {
+    body: { apiVersion: 'terdut.ryuvia.com/v1alpha1', kind: 'TerdutServer', metadata: { name }, spec },
+  });
+
+const zalando = { postgresql: { clusterName: 'pg', user: 'terdut', databaseName: 'terdut' } };
+
+test('the committed CRD file is what the API server accepts and serves', async () => {
+  const served = await kubeRequestOk<any>(
+    kube.admin,
+    'GET',
+    '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/terdutservers.terdut.ryuvia.com',
+  );
+  const established = served.status.conditions.find((c: any) => c.type === 'Established');
+  assert.equal(established?.status, 'True');
+  const nonStructural = served.status.conditions.find((c: any) => c.type === 'NonStructuralSchema');
+  assert.equal(nonStructural, undefined, 'the schema is structural');
+});
+
+test('a minimal TerdutServer gets its defaults from the API server', async () => {
+  const res = await create({ database: zalando });
+  assert.equal(res.status, 201, res.text);
+  const object = res.json<any>();
+  assert.equal(object.spec.replicas, 1);
+  assert.equal(object.spec.database.postgresql.sslMode, 'require');
+  const withSecret = await create({ database: { secretRef: { name: 'db' } } });
+  assert.equal(withSecret.status, 201, withSecret.text);
+  assert.equal(withSecret.json<any>().spec.database.secretRef.key, 'DATABASE_URL');
+});
+
+test('both database sources at once are refused, naming the rule', async () => {
+  const res = await create({
+    database: { ...zalando, secretRef: { name: 'db', key: 'url' } },
+  });
+  assert.equal(res.status, 422);
+  assert.match(
+    res.json<any>().message,
+    /set exactly one of spec\.database\.postgresql or spec\.database\.secretRef/,
+  );
+});
+
+test('no database source at all is refused', async () => {
+  const res = await create({ database: {} });
+  assert.equal(res.status, 422);
+  assert.match(
+    res.json<any>().message,
+    /set exactly one of spec\.database\.postgresql or spec\.database\.secretRef/,
+  );
+});
+
+test('a hostname without parentRefs is refused, saying what is missing', async () => {
+  const res = await create({ database: zalando, networking: { hostname: 'terdut.example.com' } });
+  assert.equal(res.status, 422);
+  assert.match(res.json<any>().message, /hostname requires spec\.networking\.parentRefs/);
+});
+
+test('negative replicas are refused', async () => {
+  const res = await create({ database: zalando, replicas: -1 });
+  assert.equal(res.status, 422);
+  assert.match(
+    res.json<any>().message,
+    /spec\.replicas: Invalid value: -1: spec\.replicas in body should be greater than or equal to 0/,
+  );
+});
+
+test('kubectl get shows Ready, Bootstrapped, URL and Age columns', async () => {
+  const crd = await kubeRequestOk<any>(
+    kube.admin,
+    'GET',
+    '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/terdutservers.terdut.ryuvia.com',
+  );
+  assert.deepEqual(
+    crd.spec.versions[0].additionalPrinterColumns.map((c: any) => c.name),
+    ['Ready', 'Bootstrapped', 'URL', 'Age'],
+  );
+});
