@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { AuthenticationService } from './authentication.ts';
+import { ScheduleService } from './schedule.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
 export interface ServiceDeps {
@@ -15,10 +16,12 @@ export interface ServiceDeps {
 /** The server's services, built once per app. Routes reach them through `app.services`. */
 export interface Services {
   authentication: AuthenticationService;
+  schedule: ScheduleService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
   return {
     authentication: new AuthenticationService(deps),
+    schedule: new ScheduleService(deps),
   };
 }
