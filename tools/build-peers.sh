@@ -3,9 +3,9 @@
 # and Alertmanager -- from the Go module proxy into tools/bin/ (git-ignored).
 #
 # A binary is rebuilt only when its pinned versions change: the stamp file
-# beside it records a hash of its module's go.mod + go.sum, the Go version and
-# the build flags. The first build takes several minutes on a small machine
-# (see test/peers/README.md); later runs are a no-op.
+# beside it records a hash of its module's go.mod + go.sum, the Go version,
+# the build flags and this script. The first build takes about 12 minutes on
+# a 2-core machine (see test/peers/README.md); later runs are a no-op.
 #
 # Usage: bash tools/build-peers.sh [--force] [kube-apiserver|etcd|alertmanager ...]
 set -euo pipefail
@@ -56,6 +56,8 @@ build() {
     if [[ -n "$prepare" ]]; then cat "$tools_dir/$module_dir"/*/* 2>/dev/null || true; fi
     "$go_cmd" version
     echo "$ldflags"
+    # This script too: a change in how a peer is built must rebuild it.
+    cat "$tools_dir/build-peers.sh"
   )
   want=$(printf '%s' "$want" | sha256sum | cut -d' ' -f1)
 
@@ -123,4 +125,12 @@ for name in "${wanted[@]}"; do
       ;;
   esac
 done
+# The third-party CRDs test/peers/crds.ts installs come from these modules;
+# fetch them now so that tests never wait on the network.
+if [[ ${#wanted[@]} -eq 3 ]]; then
+  grep -Ev '^[[:space:]]*(#|$)' "$tools_dir/crds/versions.txt" | while read -r module version _files; do
+    (cd / && "$go_cmd" mod download "$module@$version")
+  done
+  echo "build-peers: CRD sources in tools/crds/versions.txt are in the module cache"
+fi
 echo "build-peers: done in $((SECONDS - total_started))s"
