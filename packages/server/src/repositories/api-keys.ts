@@ -69,3 +69,9 @@ export async function deleteKey(db: Queryable, userId: number, keyId: number): P
   const result = await db.query('DELETE FROM api_keys WHERE id = $1 AND user_id = $2', [keyId, userId]);
   return result.rowCount > 0;
 }
+
+/** Deletes every key of a user (the user is being deleted); returns how many. */
+export async function deleteKeysOfUser(db: Queryable, userId: number): Promise<number> {
+  const result = await db.query('DELETE FROM api_keys WHERE user_id = $1', [userId]);
+  return result.rowCount;
+}

@@ -3,6 +3,8 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { AuthenticationService } from './authentication.ts';
+import { AuditService } from './audit.ts';
+import { UserService } from './users.ts';
 import { ScheduleService } from './schedule.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
@@ -16,11 +18,17 @@ export interface ServiceDeps {
 /** The server's services, built once per app. Routes reach them through `app.services`. */
 export interface Services {
   authentication: AuthenticationService;
+  audit: AuditService;
+  users: UserService;
   schedule: ScheduleService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
+  // Every identity change is audited in its own transaction.
+  const audit = new AuditService(deps);
   return {
+    audit,
+    users: new UserService({ ...deps, audit }),
     authentication: new AuthenticationService(deps),
     schedule: new ScheduleService(deps),
   };

@@ -1,0 +1,125 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../http/authentication.ts';
+import type { UserService } from '../../services/users.ts';
+import { ErrorSchema, UserSchema, serializeUser } from './wire.ts';
+
+const RoleSchema = Type.Union([Type.Literal('admin'), Type.Literal('member')]);
+const UserIdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+
+/** `/api/me` and `/api/users`: the caller, people, their roles and notification topics. */
+export function userRoutes(users: UserService) {
+  return async (plain: FastifyInstance): Promise<void> => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
+    const tags = ['users'];
+
+    app.get(
+      '/api/me',
+      {
+        schema: {
+          tags,
+          summary: 'The caller',
+          response: {
+            200: Type.Object({ user: UserSchema, has_password: Type.Boolean() }),
+            401: ErrorSchema,
+          },
+        },
+      },
+      async (request) => {
+        const user = await users.me(principalOf(request));
+        return { user: serializeUser(user), has_password: user.has_password };
+      },
+    );
+
+    app.get(
+      '/api/users',
+      {
+        schema: {
+          tags,
+          summary: 'People, newest first (service accounts are not listed)',
+          response: { 200: Type.Array(UserSchema) },
+        },
+      },
+      async () => (await users.list()).map(serializeUser),
+    );
+
+    app.post(
+      '/api/users',
+      {
+        schema: {
+          tags,
+          summary: 'Create a person (admins)',
+          description: '409 when the username is taken. `role` defaults to member.',
+          body: Type.Object({
+            username: Type.String(),
+            email: Type.String(),
+            role: Type.Optional(RoleSchema),
+          }),
+          response: { 201: UserSchema, 400: ErrorSchema, 403: ErrorSchema, 409: ErrorSchema },
+        },
+      },
+      async (request, reply) => {
+        const user = await users.create(principalOf(request), request.body, request.ip);
+        return reply.status(201).send(serializeUser(user));
+      },
+    );
+
+    app.delete(
+      '/api/users/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a person and their API keys (admins)',
+          description: 'Soft delete: timelines keep the name. 409 for yourself and for the last admin.',
+          params: UserIdParams,
+          response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
+        },
+      },
+      async (request, reply) => {
+        await users.delete(principalOf(request), request.params.id, request.ip);
+        return reply.status(204).send(null);
+      },
+    );
+
+    app.put(
+      '/api/users/:id/notify',
+      {
+        schema: {
+          tags,
+          summary: 'Set the ntfy topic ("" clears it); your own, or anyone\'s as an admin',
+          params: UserIdParams,
+          body: Type.Object({ ntfy_topic: Type.String() }),
+          response: { 200: UserSchema, 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema },
+        },
+      },
+      async (request) =>
+        serializeUser(
+          await users.setNotifyTopic(principalOf(request), request.params.id, request.body.ntfy_topic),
+        ),
+    );
+
+    app.put(
+      '/api/users/:id/role',
+      {
+        schema: {
+          tags,
+          summary: 'Make a person admin or member (admins)',
+          description: '409 when this would leave no admin.',
+          params: UserIdParams,
+          body: Type.Object({ role: RoleSchema }),
+          response: {
+            200: UserSchema,
+            400: ErrorSchema,
+            403: ErrorSchema,
+            404: ErrorSchema,
+            409: ErrorSchema,
+          },
+        },
+      },
+      async (request) =>
+        serializeUser(
+          await users.setRole(principalOf(request), request.params.id, request.body.role, request.ip),
+        ),
+    );
+  };
+}

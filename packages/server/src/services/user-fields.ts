@@ -1,0 +1,52 @@
+import { badRequest } from '../errors.ts';
+
+// Letters, digits and . _ @ - (so an email-like OIDC username fits), starting
+// with a letter or digit. No ':' — service-account users are named
+// `service:<name>`, so no person can ever take or shadow one.
+const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+// Deliberately loose: one @, something on each side, a dot in the domain.
+// Deliverability is the mail server's business, not ours.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Checks a person's username; throws 400 naming `field`. */
+export function parseUsername(value: string, field = 'username'): string {
+  if (!USERNAME.test(value)) {
+    throw badRequest(
+      `field "${field}" must be 1-64 characters: letters, digits, ".", "_", "@" or "-", starting with a letter or digit`,
+    );
+  }
+  return value;
+}
+
+/** Checks an email address (trimmed); throws 400 naming `field`. */
+export function parseEmail(value: string, field = 'email'): string {
+  const email = value.trim();
+  if (email.length > 254 || !EMAIL.test(email)) {
+    throw badRequest(`field "${field}" must be an email address like name@example.com`);
+  }
+  return email;
+}
+
+/** Checks the name of an API key (trimmed); throws 400 naming `field`. */
+export function parseKeyName(value: string, field = 'name'): string {
+  const name = value.trim();
+  if (name.length === 0 || name.length > 100) {
+    throw badRequest(`field "${field}" must be 1-100 characters`);
+  }
+  return name;
+}
+
+/**
+ * An ntfy topic as stored: blank (after trimming) means "no topic" → null.
+ * Topics are passed to ntfy as a path segment, so no whitespace or slashes.
+ */
+export function parseNtfyTopic(value: string, field = 'ntfy_topic'): string | null {
+  const topic = value.trim();
+  if (topic === '') return null;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(topic)) {
+    throw badRequest(
+      `field "${field}" must be 1-64 characters: letters, digits, "_" or "-" (or "" to clear it)`,
+    );
+  }
+  return topic;
+}

@@ -1,0 +1,137 @@
+import type { Database } from '../db/database.ts';
+import type { Clock } from '../clock.ts';
+import type { Principal } from '../auth/principal.ts';
+import { requireAdmin, requireSelfOrAdmin } from '../auth/principal.ts';
+import { conflict, notFound, unauthorized } from '../errors.ts';
+import { isUniqueViolation } from '../db/unique-violation.ts';
+import {
+  findPersonById,
+  findUserById,
+  insertUser,
+  listPeople,
+  lockLiveAdminIds,
+  setNtfyTopic,
+  setRole,
+  softDeleteUser,
+  type UserRow,
+} from '../repositories/users.ts';
+import { deleteKeysOfUser } from '../repositories/api-keys.ts';
+import type { AuditService } from './audit.ts';
+import { parseEmail, parseNtfyTopic, parseUsername } from './user-fields.ts';
+
+export type Role = 'admin' | 'member';
+
+/** People: who they are, their role and notification topic. Admins manage everyone; members themselves. */
+export class UserService {
+  readonly #db: Database;
+  readonly #clock: Clock;
+  readonly #audit: AuditService;
+
+  constructor(deps: { db: Database; clock: Clock; audit: AuditService }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+    this.#audit = deps.audit;
+  }
+
+  /** The caller's own user (a person or a service account). */
+  async me(principal: Principal): Promise<UserRow> {
+    const user = await findUserById(this.#db, principal.userId);
+    // Deleted between authentication and now: the credentials are no longer good.
+    if (!user) throw unauthorized('this user has been deleted');
+    return user;
+  }
+
+  /** Every live person (not service accounts), newest first. Anyone may list, e.g. to assign work. */
+  async list(): Promise<UserRow[]> {
+    return listPeople(this.#db);
+  }
+
+  /** Creates a person (admins only); 409 when the username is taken by a live user. */
+  async create(
+    principal: Principal,
+    input: { username: string; email: string; role?: Role },
+    clientAddress: string,
+  ): Promise<UserRow> {
+    requireAdmin(principal, 'create users');
+    const username = parseUsername(input.username);
+    const email = parseEmail(input.email);
+    const role = input.role ?? 'member';
+    try {
+      return await this.#db.transaction(async (tx) => {
+        const user = await insertUser(tx, { username, email, role });
+        await this.#audit.record(tx, {
+          actor: principal,
+          action: 'user.created',
+          target: `user:${user.id}`,
+          detail: { username, role },
+          clientAddress,
+        });
+        return user;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict(`username "${username}" is taken`);
+      throw error;
+    }
+  }
+
+  /**
+   * Soft-deletes a person and deletes their API keys (admins only). Refused
+   * with 409 for yourself and for the last admin, so an instance cannot be
+   * left without anyone able to manage it.
+   */
+  async delete(principal: Principal, id: number, clientAddress: string): Promise<void> {
+    requireAdmin(principal, 'delete users');
+    if (id === principal.userId) throw conflict('you cannot delete yourself; ask another admin');
+    await this.#db.transaction(async (tx) => {
+      const admins = await lockLiveAdminIds(tx);
+      const user = await findPersonById(tx, id);
+      if (!user) throw notFound(`user ${id}`);
+      if (user.role === 'admin' && admins.length <= 1) {
+        throw conflict('this is the last admin; make another user admin first');
+      }
+      await softDeleteUser(tx, id, this.#clock.now());
+      const keys = await deleteKeysOfUser(tx, id);
+      await this.#audit.record(tx, {
+        actor: principal,
+        action: 'user.deleted',
+        target: `user:${id}`,
+        detail: { username: user.username, api_keys_deleted: keys },
+        clientAddress,
+      });
+    });
+  }
+
+  /** Sets or clears (`""`) a person's ntfy topic: your own, or anyone's as an admin. */
+  async setNotifyTopic(principal: Principal, id: number, topicText: string): Promise<UserRow> {
+    requireSelfOrAdmin(principal, id, 'set the notification topic');
+    const topic = parseNtfyTopic(topicText);
+    const existing = await findPersonById(this.#db, id);
+    if (!existing) throw notFound(`user ${id}`);
+    const user = await setNtfyTopic(this.#db, id, topic);
+    if (!user) throw notFound(`user ${id}`);
+    return user;
+  }
+
+  /** Makes a person admin or member (admins only); the last admin cannot be demoted (409). */
+  async setRole(principal: Principal, id: number, role: Role, clientAddress: string): Promise<UserRow> {
+    requireAdmin(principal, 'change roles');
+    return this.#db.transaction(async (tx) => {
+      const admins = await lockLiveAdminIds(tx);
+      const user = await findPersonById(tx, id);
+      if (!user) throw notFound(`user ${id}`);
+      if (user.role === role) return user;
+      if (user.role === 'admin' && admins.length <= 1) {
+        throw conflict('this is the last admin; make another user admin first');
+      }
+      const updated = (await setRole(tx, id, role))!;
+      await this.#audit.record(tx, {
+        actor: principal,
+        action: 'user.role_changed',
+        target: `user:${id}`,
+        detail: { username: user.username, from: user.role, to: role },
+        clientAddress,
+      });
+      return updated;
+    });
+  }
+}
