@@ -5,6 +5,7 @@ import type { Metrics } from '../metrics.ts';
 import { AuthenticationService } from './authentication.ts';
 import { AuditService } from './audit.ts';
 import { UserService } from './users.ts';
+import { ApiKeyService } from './api-keys.ts';
 import { ScheduleService } from './schedule.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
@@ -20,6 +21,7 @@ export interface Services {
   authentication: AuthenticationService;
   audit: AuditService;
   users: UserService;
+  apiKeys: ApiKeyService;
   schedule: ScheduleService;
 }
 
@@ -29,6 +31,7 @@ export function createServices(deps: ServiceDeps): Services {
   return {
     audit,
     users: new UserService({ ...deps, audit }),
+    apiKeys: new ApiKeyService({ ...deps, audit }),
     authentication: new AuthenticationService(deps),
     schedule: new ScheduleService(deps),
   };
