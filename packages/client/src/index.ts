@@ -11,22 +11,42 @@ import { HttpTransport, type HttpTransportOptions } from './http.ts';
 import { BootstrapApi } from './bootstrap.ts';
 import { ServiceAccountsApi } from './service-accounts.ts';
 import { UsersApi } from './users.ts';
+import { IncidentsApi } from './incidents.ts';
+import { AlertsApi } from './alerts.ts';
+import { ScheduleApi } from './schedule.ts';
+import { StatsApi } from './stats.ts';
+import { WebhookApi } from './webhook.ts';
 
 export { HttpTransport, TerdutApiError, TerdutNetworkError, isTransientError } from './http.ts';
 export type { HttpTransportOptions, RequestOptions } from './http.ts';
 export type { BootstrapAdmin, BootstrapResult } from './bootstrap.ts';
 export type { ApiKey, ServiceAccount, User } from './types.ts';
+export type { Incident, IncidentEvent, IncidentQuery } from './incidents.ts';
+export type { Alert, AlertQuery } from './alerts.ts';
+export type { ScheduleEntry } from './schedule.ts';
+export type { AlertCounts, AlertNameCount, DayCount, HourCount, IncidentStats } from './stats.ts';
+export type { AlertmanagerAlert, AlertmanagerNotification } from './webhook.ts';
 
 export class TerdutClient {
   readonly http: HttpTransport;
   readonly bootstrap: BootstrapApi;
   readonly serviceAccounts: ServiceAccountsApi;
   readonly users: UsersApi;
+  readonly incidents: IncidentsApi;
+  readonly alerts: AlertsApi;
+  readonly schedule: ScheduleApi;
+  readonly stats: StatsApi;
+  readonly webhook: WebhookApi;
 
   constructor(options: HttpTransportOptions) {
     this.http = new HttpTransport(options);
     this.bootstrap = new BootstrapApi(this.http);
     this.serviceAccounts = new ServiceAccountsApi(this.http);
     this.users = new UsersApi(this.http);
+    this.incidents = new IncidentsApi(this.http);
+    this.alerts = new AlertsApi(this.http);
+    this.schedule = new ScheduleApi(this.http);
+    this.stats = new StatsApi(this.http);
+    this.webhook = new WebhookApi(this.http);
   }
 }
