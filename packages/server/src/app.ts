@@ -11,6 +11,7 @@ import { installAuthentication } from './http/authentication.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { userRoutes } from './routes/users/index.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
+import { serviceAccountRoutes } from './routes/service-accounts/index.ts';
 import { scheduleRoutes } from './routes/schedule/index.ts';
 
 declare module 'fastify' {
@@ -88,6 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes({ db: options.db, metrics }));
   await app.register(userRoutes(services.users));
   await app.register(apiKeyRoutes(services.apiKeys));
+  await app.register(serviceAccountRoutes(services.serviceAccounts));
   await app.register(scheduleRoutes(services.schedule));
   app.get('/api/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
     app.swagger(),

@@ -6,6 +6,7 @@ import { AuthenticationService } from './authentication.ts';
 import { AuditService } from './audit.ts';
 import { UserService } from './users.ts';
 import { ApiKeyService } from './api-keys.ts';
+import { ServiceAccountService } from './service-accounts.ts';
 import { ScheduleService } from './schedule.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
@@ -22,6 +23,7 @@ export interface Services {
   audit: AuditService;
   users: UserService;
   apiKeys: ApiKeyService;
+  serviceAccounts: ServiceAccountService;
   schedule: ScheduleService;
 }
 
@@ -32,6 +34,7 @@ export function createServices(deps: ServiceDeps): Services {
     audit,
     users: new UserService({ ...deps, audit }),
     apiKeys: new ApiKeyService({ ...deps, audit }),
+    serviceAccounts: new ServiceAccountService({ ...deps, audit }),
     authentication: new AuthenticationService(deps),
     schedule: new ScheduleService(deps),
   };

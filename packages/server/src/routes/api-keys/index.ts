@@ -3,7 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../http/authentication.ts';
 import type { ApiKeyService } from '../../services/api-keys.ts';
 import { ErrorSchema } from '../users/wire.ts';
-import { ApiKeySchema, NewApiKeySchema, serializeApiKey } from './wire.ts';
+import { ApiKeySchema, NewApiKeySchema, serializeApiKey, serializeNewApiKey } from './wire.ts';
 
 /** `/api/users/{id}/api-keys`: members manage their own keys, admins anyone's. */
 export function apiKeyRoutes(apiKeys: ApiKeyService) {
@@ -43,7 +43,7 @@ export function apiKeyRoutes(apiKeys: ApiKeyService) {
           request.body.name,
           request.ip,
         );
-        return reply.status(201).send(serializeApiKey(created));
+        return reply.status(201).send(serializeNewApiKey(created));
       },
     );
 

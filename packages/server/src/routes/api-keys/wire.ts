@@ -20,14 +20,18 @@ export const NewApiKeySchema = Type.Object({
   key: Type.String({ description: '64 hex characters; shown only in this response' }),
 });
 
-/** Row → wire `APIKey`; `key` only when the row carries it (create responses). */
-export function serializeApiKey(row: ApiKeyRow & { key?: string }) {
+/** Row → wire `APIKey` as listed (no `key`). */
+export function serializeApiKey(row: ApiKeyRow) {
   return {
     id: row.id,
     user_id: row.user_id,
     name: row.name,
-    ...(row.key !== undefined ? { key: row.key } : {}),
     created_at: row.created_at.toISOString(),
     last_used_at: row.last_used_at === null ? null : row.last_used_at.toISOString(),
   };
+}
+
+/** A just-created key → wire `APIKey` with `key` (create responses only). */
+export function serializeNewApiKey(row: ApiKeyRow & { key: string }) {
+  return { ...serializeApiKey(row), key: row.key };
 }

@@ -1,0 +1,108 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../http/authentication.ts';
+import type { ServiceAccountService } from '../../services/service-accounts.ts';
+import { ErrorSchema } from '../users/wire.ts';
+import { NewApiKeySchema, serializeNewApiKey } from '../api-keys/wire.ts';
+import { ServiceAccountSchema, serializeServiceAccount } from './wire.ts';
+
+/** `/api/service-accounts`: credentials for programs such as the operator (admins only). */
+export function serviceAccountRoutes(accounts: ServiceAccountService) {
+  return async (plain: FastifyInstance): Promise<void> => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
+    const tags = ['service accounts'];
+    const idParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+    const adminErrors = { 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema };
+
+    app.post(
+      '/api/service-accounts',
+      {
+        schema: {
+          tags,
+          summary: 'Create a service account with a first key',
+          description: '409 when the name exists (look it up by name and mint a key instead).',
+          body: Type.Object({ name: Type.String(), scope: Type.Literal('instance') }),
+          response: {
+            201: Type.Object({ service_account: ServiceAccountSchema, key: NewApiKeySchema }),
+            ...adminErrors,
+            409: ErrorSchema,
+          },
+        },
+      },
+      async (request, reply) => {
+        const { account, key } = await accounts.create(principalOf(request), request.body, request.ip);
+        return reply
+          .status(201)
+          .send({ service_account: serializeServiceAccount(account), key: serializeNewApiKey(key) });
+      },
+    );
+
+    app.get(
+      '/api/service-accounts',
+      {
+        schema: {
+          tags,
+          summary: 'Service accounts, newest first; `name` filters to that exact name',
+          querystring: Type.Object({ name: Type.Optional(Type.String()) }),
+          response: { 200: Type.Array(ServiceAccountSchema), 403: ErrorSchema },
+        },
+      },
+      async (request) =>
+        (await accounts.list(principalOf(request), request.query)).map(serializeServiceAccount),
+    );
+
+    app.post(
+      '/api/service-accounts/:id/keys',
+      {
+        schema: {
+          tags,
+          summary: 'Mint another key; the answer is the only time `key` is shown',
+          params: idParams,
+          body: Type.Object({ name: Type.String() }),
+          response: { 201: NewApiKeySchema, ...adminErrors },
+        },
+      },
+      async (request, reply) => {
+        const key = await accounts.createKey(
+          principalOf(request),
+          request.params.id,
+          request.body.name,
+          request.ip,
+        );
+        return reply.status(201).send(serializeNewApiKey(key));
+      },
+    );
+
+    app.delete(
+      '/api/service-accounts/:id/keys/:key_id',
+      {
+        schema: {
+          tags,
+          summary: 'Revoke one key of a service account',
+          params: Type.Object({ id: Type.Integer({ minimum: 1 }), key_id: Type.Integer({ minimum: 1 }) }),
+          response: { 204: Type.Null(), ...adminErrors },
+        },
+      },
+      async (request, reply) => {
+        await accounts.deleteKey(principalOf(request), request.params.id, request.params.key_id, request.ip);
+        return reply.status(204).send(null);
+      },
+    );
+
+    app.delete(
+      '/api/service-accounts/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a service account and all its keys',
+          params: idParams,
+          response: { 204: Type.Null(), ...adminErrors },
+        },
+      },
+      async (request, reply) => {
+        await accounts.delete(principalOf(request), request.params.id, request.ip);
+        return reply.status(204).send(null);
+      },
+    );
+  };
+}
