@@ -13,6 +13,9 @@ set -euo pipefail
 tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin_dir="$tools_dir/bin"
 mkdir -p "$bin_dir"
+# One build at a time (CI, a test run and a person may start it together).
+exec 9>"$bin_dir/.lock"
+flock 9
 
 go_cmd=${GO:-$(command -v go || true)}
 if [[ -z "$go_cmd" && -x /usr/local/go/bin/go ]]; then go_cmd=/usr/local/go/bin/go; fi

@@ -84,7 +84,7 @@ interface Service {
 export interface RunDeploymentOptions {
   /** Which container of the pod template to run; default: the first. */
   container?: string;
-  /** The program to run instead of the image; default: this repository's terdut-server (`node packages/server/src/main.ts serve`). */
+  /** The program to run instead of the image; default: this repository's terdut-server (`node packages/server/src/main.ts` + the container's args, else `serve`). */
   command?: string[];
   /** Extra environment, applied last (e.g. LOG_LEVEL). */
   env?: Record<string, string>;
@@ -107,10 +107,16 @@ export interface RunningWorkload {
   stop(): Promise<void>;
 }
 
-const defaultServerCommand = (): string[] => [
+/**
+ * The terdut-server image's entrypoint is `node packages/server/src/main.ts`
+ * and its default argument `serve`; the container's `args` replace the
+ * latter, as in a real Pod. A container `command` names a program inside
+ * the image, which cannot run here, so it is ignored.
+ */
+const serverCommand = (container: Container): string[] => [
   process.execPath,
   join(repoRoot, 'packages', 'server', 'src', 'main.ts'),
-  'serve',
+  ...(container.args ?? ['serve']),
 ];
 
 /**
@@ -232,7 +238,7 @@ export class KubeletStandIn {
       env[envName] = rewrite(value);
     Object.assign(env, { PORT: String(port), HOST: '127.0.0.1' }, options.env ?? {});
 
-    const [command, ...args] = options.command ?? defaultServerCommand();
+    const [command, ...args] = options.command ?? serverCommand(container);
     if (!command) throw new Error('options.command is empty');
     const group = new ChildProcessGroup();
     const child: StartedChild = group.spawn({
