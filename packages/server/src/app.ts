@@ -12,6 +12,7 @@ import { healthRoutes } from './routes/health/index.ts';
 import { userRoutes } from './routes/users/index.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
 import { serviceAccountRoutes } from './routes/service-accounts/index.ts';
+import { bootstrapRoutes } from './routes/bootstrap/index.ts';
 import { scheduleRoutes } from './routes/schedule/index.ts';
 
 declare module 'fastify' {
@@ -80,6 +81,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: '64-hex-character API key' },
+          bootstrapToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'the bootstrap token (bootstrap-protocol.md); only for /api/bootstrap',
+          },
         },
       },
       security: [{ apiKey: [] }],
@@ -90,6 +96,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(userRoutes(services.users));
   await app.register(apiKeyRoutes(services.apiKeys));
   await app.register(serviceAccountRoutes(services.serviceAccounts));
+  await app.register(bootstrapRoutes(services.bootstrap));
   await app.register(scheduleRoutes(services.schedule));
   app.get('/api/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
     app.swagger(),

@@ -7,6 +7,7 @@ import { AuditService } from './audit.ts';
 import { UserService } from './users.ts';
 import { ApiKeyService } from './api-keys.ts';
 import { ServiceAccountService } from './service-accounts.ts';
+import { BootstrapService } from './bootstrap.ts';
 import { ScheduleService } from './schedule.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
@@ -24,6 +25,7 @@ export interface Services {
   users: UserService;
   apiKeys: ApiKeyService;
   serviceAccounts: ServiceAccountService;
+  bootstrap: BootstrapService;
   schedule: ScheduleService;
 }
 
@@ -35,6 +37,7 @@ export function createServices(deps: ServiceDeps): Services {
     users: new UserService({ ...deps, audit }),
     apiKeys: new ApiKeyService({ ...deps, audit }),
     serviceAccounts: new ServiceAccountService({ ...deps, audit }),
+    bootstrap: new BootstrapService({ ...deps, audit }),
     authentication: new AuthenticationService(deps),
     schedule: new ScheduleService(deps),
   };

@@ -1,0 +1,90 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { RateLimited, type AdminCredential, type BootstrapService } from '../../services/bootstrap.ts';
+import { ErrorSchema, UserSchema, serializeUser } from '../users/wire.ts';
+import { NewApiKeySchema, serializeNewApiKey } from '../api-keys/wire.ts';
+
+const CredentialSchema = Type.Object({ user: UserSchema, api_key: NewApiKeySchema });
+
+function serializeCredential(credential: AdminCredential) {
+  return { user: serializeUser(credential.user), api_key: serializeNewApiKey(credential.apiKey) };
+}
+
+/**
+ * `/api/bootstrap`: claim a fresh instance, or recover admin access, with the
+ * bootstrap token (bootstrap-protocol.md). These routes are public to the
+ * API-key check: the token is their credential, checked by the service.
+ */
+export function bootstrapRoutes(bootstrap: BootstrapService) {
+  return async (plain: FastifyInstance): Promise<void> => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
+    const tags = ['bootstrap'];
+    const security = [{ bootstrapToken: [] }];
+    const errors = { 400: ErrorSchema, 401: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema };
+
+    // Token and rate limit are checked on request, before the body is
+    // validated, so a caller without the token gets 401, never a hint about the body.
+    const admit =
+      (endpoint: 'bootstrap' | 'recover') => async (request: FastifyRequest, reply: FastifyReply) => {
+        try {
+          await bootstrap.admit(request.headers.authorization, request.ip, endpoint);
+        } catch (error) {
+          if (error instanceof RateLimited) reply.header('retry-after', String(error.secondsToWait));
+          throw error;
+        }
+      };
+
+    app.get(
+      '/api/bootstrap',
+      {
+        config: { public: true },
+        schema: {
+          tags,
+          summary: 'Whether the instance has been bootstrapped',
+          security: [],
+          response: { 200: Type.Object({ bootstrapped: Type.Boolean() }) },
+        },
+      },
+      async () => bootstrap.status(),
+    );
+
+    app.post(
+      '/api/bootstrap',
+      {
+        config: { public: true },
+        onRequest: admit('bootstrap'),
+        schema: {
+          tags,
+          summary: 'Create the first admin and its API key (Authorization: Bearer <bootstrap token>)',
+          description:
+            'Exactly once: 403 {"error":"already bootstrapped"} afterwards. Rate limited per address.',
+          security,
+          body: Type.Object({ username: Type.String(), email: Type.String() }),
+          response: { 201: CredentialSchema, ...errors, 403: ErrorSchema },
+        },
+      },
+      async (request, reply) =>
+        reply.status(201).send(serializeCredential(await bootstrap.bootstrap(request.body, request.ip))),
+    );
+
+    app.post(
+      '/api/bootstrap/recover',
+      {
+        config: { public: true },
+        onRequest: admit('recover'),
+        schema: {
+          tags,
+          summary:
+            'Make sure a user exists as an admin and mint a fresh key (Authorization: Bearer <bootstrap token>)',
+          description:
+            'Any time after bootstrap (409 before): creates, restores or promotes the user. Rate limited per address.',
+          security,
+          body: Type.Object({ username: Type.String(), email: Type.Optional(Type.String()) }),
+          response: { 201: CredentialSchema, ...errors, 409: ErrorSchema },
+        },
+      },
+      async (request, reply) =>
+        reply.status(201).send(serializeCredential(await bootstrap.recover(request.body, request.ip))),
+    );
+  };
+}
