@@ -14,6 +14,9 @@ import { apiKeyRoutes } from './routes/api-keys/index.ts';
 import { serviceAccountRoutes } from './routes/service-accounts/index.ts';
 import { bootstrapRoutes } from './routes/bootstrap/index.ts';
 import { scheduleRoutes } from './routes/schedule/index.ts';
+import { webhookRoutes } from './routes/webhook/index.ts';
+import { alertRoutes } from './routes/alerts/index.ts';
+import { incidentRoutes } from './routes/incidents/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -98,6 +101,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(serviceAccountRoutes(services.serviceAccounts));
   await app.register(bootstrapRoutes(services.bootstrap));
   await app.register(scheduleRoutes(services.schedule));
+  await app.register(webhookRoutes(services.intake, metrics));
+  await app.register(alertRoutes(services.alerts));
+  await app.register(incidentRoutes(services.incidents));
   app.get('/api/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
     app.swagger(),
   );

@@ -9,6 +9,11 @@ import { ApiKeyService } from './api-keys.ts';
 import { ServiceAccountService } from './service-accounts.ts';
 import { BootstrapService } from './bootstrap.ts';
 import { ScheduleService } from './schedule.ts';
+import { IntakeService } from './intake.ts';
+import { IncidentService } from './incidents.ts';
+import { AlertService } from './alerts.ts';
+import { AlertExpiryService } from './alert-expiry.ts';
+import { RetentionService } from './retention.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
 export interface ServiceDeps {
@@ -27,6 +32,11 @@ export interface Services {
   serviceAccounts: ServiceAccountService;
   bootstrap: BootstrapService;
   schedule: ScheduleService;
+  intake: IntakeService;
+  incidents: IncidentService;
+  alerts: AlertService;
+  alertExpiry: AlertExpiryService;
+  retention: RetentionService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -40,5 +50,10 @@ export function createServices(deps: ServiceDeps): Services {
     bootstrap: new BootstrapService({ ...deps, audit }),
     authentication: new AuthenticationService(deps),
     schedule: new ScheduleService(deps),
+    intake: new IntakeService(deps),
+    incidents: new IncidentService(deps),
+    alerts: new AlertService(deps),
+    alertExpiry: new AlertExpiryService(deps),
+    retention: new RetentionService(deps),
   };
 }

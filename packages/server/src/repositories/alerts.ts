@@ -1,0 +1,271 @@
+import type { Queryable } from '../db/database.ts';
+
+export type AlertStatus = 'firing' | 'resolved';
+export type AlertResolutionSource = 'alertmanager' | 'expiry';
+
+export interface AlertRow {
+  id: number;
+  fingerprint: string;
+  group_key: string;
+  name: string;
+  status: AlertStatus;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  starts_at: Date;
+  ends_at: Date | null;
+  generator_url: string;
+  received_at: Date;
+  last_seen_at: Date;
+  resolution_source: AlertResolutionSource | null;
+  incident_id: number | null;
+  archived_at: Date | null;
+}
+
+const ALERT_COLUMN_NAMES = [
+  'id',
+  'fingerprint',
+  'group_key',
+  'name',
+  'status',
+  'labels',
+  'annotations',
+  'starts_at',
+  'ends_at',
+  'generator_url',
+  'received_at',
+  'last_seen_at',
+  'resolution_source',
+  'incident_id',
+  'archived_at',
+];
+const ALERT_COLUMNS = ALERT_COLUMN_NAMES.join(', ');
+/** The same columns of an `alerts a` joined with other tables. */
+const ALERT_COLUMNS_OF_A = ALERT_COLUMN_NAMES.map((name) => `a.${name}`).join(', ');
+
+/** The state of one occurrence of an alert, as a notification describes it. */
+export interface AlertState {
+  fingerprint: string;
+  group_key: string;
+  name: string;
+  status: AlertStatus;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  starts_at: Date;
+  ends_at: Date | null;
+  generator_url: string;
+  resolution_source: AlertResolutionSource | null;
+}
+
+/** Locks the alerts with these fingerprints (in fingerprint order, so concurrent writers cannot deadlock). */
+export async function lockAlertsByFingerprint(db: Queryable, fingerprints: string[]): Promise<AlertRow[]> {
+  if (fingerprints.length === 0) return [];
+  const result = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM alerts WHERE fingerprint = ANY($1::text[]) ORDER BY fingerprint FOR UPDATE`,
+    [fingerprints],
+  );
+  return result.rows;
+}
+
+/**
+ * Inserts alerts first seen now, in one statement. Fingerprints another
+ * transaction inserted meanwhile are skipped (not returned); the caller locks
+ * and treats those as existing.
+ */
+export async function insertAlerts(db: Queryable, alerts: AlertState[], now: Date): Promise<AlertRow[]> {
+  if (alerts.length === 0) return [];
+  const records = alerts.map((alert) => ({
+    ...alert,
+    starts_at: alert.starts_at.toISOString(),
+    ends_at: alert.ends_at?.toISOString() ?? null,
+  }));
+  const result = await db.query<AlertRow>(
+    `INSERT INTO alerts (fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at,
+                         generator_url, resolution_source, received_at, last_seen_at)
+     SELECT fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at,
+            generator_url, resolution_source, $2, $2
+       FROM jsonb_to_recordset($1::jsonb) AS x(fingerprint text, group_key text, name text, status text,
+            labels jsonb, annotations jsonb, starts_at timestamptz, ends_at timestamptz,
+            generator_url text, resolution_source text)
+      ORDER BY fingerprint
+     ON CONFLICT (fingerprint) DO NOTHING
+     RETURNING ${ALERT_COLUMNS}`,
+    [JSON.stringify(records), now],
+  );
+  return result.rows;
+}
+
+/**
+ * Overwrites an alert with the state a notification carries. `newOccurrence`
+ * also restarts `received_at` and clears `archived_at`: the alert fired again.
+ */
+export async function updateAlertState(
+  db: Queryable,
+  id: number,
+  state: AlertState,
+  now: Date,
+  newOccurrence: boolean,
+): Promise<AlertRow> {
+  const result = await db.query<AlertRow>(
+    `UPDATE alerts
+        SET group_key = $2, name = $3, status = $4, labels = $5, annotations = $6, starts_at = $7,
+            ends_at = $8, generator_url = $9, resolution_source = $10, last_seen_at = $11,
+            received_at = CASE WHEN $12 THEN $11 ELSE received_at END,
+            archived_at = CASE WHEN $12 THEN NULL ELSE archived_at END
+      WHERE id = $1
+      RETURNING ${ALERT_COLUMNS}`,
+    [
+      id,
+      state.group_key,
+      state.name,
+      state.status,
+      JSON.stringify(state.labels),
+      JSON.stringify(state.annotations),
+      state.starts_at,
+      state.ends_at,
+      state.generator_url,
+      state.resolution_source,
+      now,
+      newOccurrence,
+    ],
+  );
+  return result.rows[0]!;
+}
+
+/** Records that a notification carried these alerts unchanged ("last seen" is all that moves). */
+export async function touchAlerts(db: Queryable, ids: number[], groupKey: string, now: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(`UPDATE alerts SET last_seen_at = $2, group_key = $3 WHERE id = ANY($1::bigint[])`, [
+    ids,
+    now,
+    groupKey,
+  ]);
+}
+
+/** Points alerts at the newest incident they belong to. */
+export async function setAlertsIncident(db: Queryable, ids: number[], incidentId: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(`UPDATE alerts SET incident_id = $2 WHERE id = ANY($1::bigint[])`, [ids, incidentId]);
+}
+
+/** Marks firing alerts resolved because nothing refreshed them; ends_at is when they went stale. */
+export async function expireAlerts(db: Queryable, ids: number[], staleAfterMs: number): Promise<AlertRow[]> {
+  if (ids.length === 0) return [];
+  const result = await db.query<AlertRow>(
+    `UPDATE alerts
+        SET status = 'resolved', resolution_source = 'expiry',
+            ends_at = last_seen_at + ($2::bigint * interval '1 millisecond')
+      WHERE id = ANY($1::bigint[]) AND status = 'firing'
+      RETURNING ${ALERT_COLUMNS}`,
+    [ids, staleAfterMs],
+  );
+  return result.rows;
+}
+
+/** Firing alerts of an incident last seen before `cutoff`, locked. */
+export async function lockStaleAlertsOfIncident(
+  db: Queryable,
+  incidentId: number,
+  cutoff: Date,
+): Promise<AlertRow[]> {
+  const result = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS_OF_A} FROM alerts a
+       JOIN incident_alerts ia ON ia.alert_id = a.id
+      WHERE ia.incident_id = $1 AND a.status = 'firing' AND a.last_seen_at < $2
+      ORDER BY a.fingerprint FOR UPDATE OF a`,
+    [incidentId, cutoff],
+  );
+  return result.rows;
+}
+
+/** Firing alerts last notified in `groupKey` and last seen before `cutoff`, locked. */
+export async function lockStaleAlertsOfGroup(
+  db: Queryable,
+  groupKey: string,
+  cutoff: Date,
+): Promise<AlertRow[]> {
+  const result = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM alerts
+      WHERE group_key = $1 AND status = 'firing' AND last_seen_at < $2
+      ORDER BY fingerprint FOR UPDATE`,
+    [groupKey, cutoff],
+  );
+  return result.rows;
+}
+
+/**
+ * Groups that have firing alerts last seen before `cutoff` (what the
+ * staleness sweep visits), except those in `exclude`.
+ */
+export async function groupsWithStaleAlerts(
+  db: Queryable,
+  cutoff: Date,
+  exclude: string[],
+  limit: number,
+): Promise<string[]> {
+  const result = await db.query<{ group_key: string }>(
+    `SELECT DISTINCT group_key FROM alerts
+      WHERE status = 'firing' AND last_seen_at < $1 AND NOT (group_key = ANY($2::text[]))
+      LIMIT $3`,
+    [cutoff, exclude, limit],
+  );
+  return result.rows.map((row) => row.group_key);
+}
+
+export interface AlertFilter {
+  status?: AlertStatus;
+  archived: boolean;
+  limit: number;
+}
+
+/** Alerts newest first (by when the current occurrence was received). */
+export async function listAlerts(db: Queryable, filter: AlertFilter): Promise<AlertRow[]> {
+  const result = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM alerts
+      WHERE ($1::text IS NULL OR status = $1)
+        AND (CASE WHEN $2 THEN archived_at IS NOT NULL ELSE archived_at IS NULL END)
+      ORDER BY received_at DESC, id DESC
+      LIMIT $3`,
+    [filter.status ?? null, filter.archived, filter.limit],
+  );
+  return result.rows;
+}
+
+export async function findAlertById(db: Queryable, id: number): Promise<AlertRow | undefined> {
+  const result = await db.query<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM alerts WHERE id = $1`, [id]);
+  return result.rows[0];
+}
+
+/** The alerts that belong to an incident (its own, even those that moved on to newer incidents). */
+export async function listAlertsOfIncident(db: Queryable, incidentId: number): Promise<AlertRow[]> {
+  const result = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS_OF_A} FROM alerts a
+       JOIN incident_alerts ia ON ia.alert_id = a.id
+      WHERE ia.incident_id = $1
+      ORDER BY ia.added_at DESC, a.id DESC`,
+    [incidentId],
+  );
+  return result.rows;
+}
+
+/** Sets or clears `archived_at` on the alerts whose newest incident is `incidentId`. */
+export async function setAlertsArchivedForIncident(
+  db: Queryable,
+  incidentId: number,
+  archivedAt: Date | null,
+): Promise<void> {
+  await db.query(`UPDATE alerts SET archived_at = $2 WHERE incident_id = $1`, [incidentId, archivedAt]);
+}
+
+/**
+ * Deletes resolved alerts that belong to no incident any more and were last
+ * seen before `cutoff`. Returns how many.
+ */
+export async function deleteUnreferencedAlerts(db: Queryable, cutoff: Date): Promise<number> {
+  const result = await db.query(
+    `DELETE FROM alerts a
+      WHERE a.status = 'resolved' AND a.last_seen_at < $1
+        AND NOT EXISTS (SELECT 1 FROM incident_alerts ia WHERE ia.alert_id = a.id)`,
+    [cutoff],
+  );
+  return result.rowCount;
+}

@@ -1,0 +1,62 @@
+import type { Queryable } from '../db/database.ts';
+
+/** One alert's membership in one incident. */
+export interface IncidentAlertLink {
+  incident_id: number;
+  alert_id: number;
+  /** starts_at of the alert's occurrence that joined. */
+  occurrence_starts_at: Date;
+}
+
+/** The links of these alerts to incidents of `groupKey`, newest incident first. */
+export async function linksInGroup(
+  db: Queryable,
+  groupKey: string,
+  alertIds: number[],
+): Promise<IncidentAlertLink[]> {
+  if (alertIds.length === 0) return [];
+  const result = await db.query<IncidentAlertLink>(
+    `SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
+       FROM incident_alerts ia JOIN incidents i ON i.id = ia.incident_id
+      WHERE i.group_key = $1 AND ia.alert_id = ANY($2::bigint[])
+      ORDER BY ia.incident_id DESC`,
+    [groupKey, alertIds],
+  );
+  return result.rows;
+}
+
+/** Adds alerts to an incident, or records that a new occurrence of a member joined. */
+export async function linkAlerts(
+  tx: Queryable,
+  incidentId: number,
+  links: { alert_id: number; occurrence_starts_at: Date }[],
+  now: Date,
+): Promise<void> {
+  if (links.length === 0) return;
+  await tx.query(
+    `INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
+     SELECT $1, alert_id, occurrence_starts_at, $3
+       FROM jsonb_to_recordset($2::jsonb) AS x(alert_id bigint, occurrence_starts_at timestamptz)
+     ON CONFLICT (incident_id, alert_id) DO UPDATE SET occurrence_starts_at = EXCLUDED.occurrence_starts_at`,
+    [
+      incidentId,
+      JSON.stringify(
+        links.map((link) => ({
+          alert_id: link.alert_id,
+          occurrence_starts_at: link.occurrence_starts_at.toISOString(),
+        })),
+      ),
+      now,
+    ],
+  );
+}
+
+/** How many of the incident's alerts are still firing (0: the incident resolves itself). */
+export async function countFiringAlertsOfIncident(db: Queryable, incidentId: number): Promise<number> {
+  const result = await db.query<{ count: number }>(
+    `SELECT count(*)::int AS count FROM incident_alerts ia JOIN alerts a ON a.id = ia.alert_id
+      WHERE ia.incident_id = $1 AND a.status = 'firing'`,
+    [incidentId],
+  );
+  return result.rows[0]?.count ?? 0;
+}

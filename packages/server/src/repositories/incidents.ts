@@ -1,0 +1,197 @@
+import type { Queryable } from '../db/database.ts';
+
+export type IncidentStatus = 'triggered' | 'acknowledged' | 'resolved';
+export type IncidentResolutionSource = 'alerts' | 'manual';
+
+export interface IncidentRow {
+  id: number;
+  group_key: string;
+  title: string;
+  group_labels: Record<string, string>;
+  status: IncidentStatus;
+  severity: string | null;
+  severity_rank: number;
+  triggered_at: Date;
+  acknowledged_by: number | null;
+  /** Username of `acknowledged_by`, kept after the user is deleted. */
+  acknowledged_by_username: string | null;
+  acknowledged_at: Date | null;
+  assigned_to: number | null;
+  assigned_to_username: string | null;
+  snoozed_until: Date | null;
+  resolved_at: Date | null;
+  resolution_source: IncidentResolutionSource | null;
+  archived_at: Date | null;
+}
+
+// Users are soft-deleted, so the joins find the names of deleted users too.
+const SELECT_INCIDENT = `
+  SELECT i.id, i.group_key, i.title, i.group_labels, i.status, i.severity, i.severity_rank, i.triggered_at,
+         i.acknowledged_by, ack.username AS acknowledged_by_username, i.acknowledged_at,
+         i.assigned_to, asg.username AS assigned_to_username, i.snoozed_until,
+         i.resolved_at, i.resolution_source, i.archived_at
+    FROM incidents i
+    LEFT JOIN users ack ON ack.id = i.acknowledged_by
+    LEFT JOIN users asg ON asg.id = i.assigned_to`;
+
+/**
+ * Serialises every writer of one alert group (intake, staleness sweep) across
+ * all replicas until the transaction ends. Must run inside a transaction.
+ */
+export async function lockIncidentGroup(tx: Queryable, groupKey: string): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [groupKey]);
+}
+
+/** Like lockIncidentGroup, but gives up at once (false) when someone else holds the group. */
+export async function tryLockIncidentGroup(tx: Queryable, groupKey: string): Promise<boolean> {
+  const result = await tx.query<{ locked: boolean }>(
+    'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked',
+    [groupKey],
+  );
+  return result.rows[0]?.locked === true;
+}
+
+/** The group's open (not resolved) incident, locked. */
+export async function lockOpenIncidentOfGroup(
+  tx: Queryable,
+  groupKey: string,
+): Promise<IncidentRow | undefined> {
+  const result = await tx.query<IncidentRow>(
+    `${SELECT_INCIDENT} WHERE i.group_key = $1 AND i.status <> 'resolved' FOR UPDATE OF i`,
+    [groupKey],
+  );
+  return result.rows[0];
+}
+
+export interface NewIncident {
+  group_key: string;
+  title: string;
+  group_labels: Record<string, string>;
+  triggered_at: Date;
+}
+
+/** Opens an incident. A second open incident of the same group violates `incidents_one_open_per_group`. */
+export async function insertIncident(tx: Queryable, incident: NewIncident): Promise<IncidentRow> {
+  const result = await tx.query<{ id: number }>(
+    `INSERT INTO incidents (group_key, title, group_labels, triggered_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+    [incident.group_key, incident.title, JSON.stringify(incident.group_labels), incident.triggered_at],
+  );
+  return (await findIncidentById(tx, result.rows[0]!.id))!;
+}
+
+export async function findIncidentById(db: Queryable, id: number): Promise<IncidentRow | undefined> {
+  const result = await db.query<IncidentRow>(`${SELECT_INCIDENT} WHERE i.id = $1`, [id]);
+  return result.rows[0];
+}
+
+/** One incident, locked until the transaction ends. */
+export async function lockIncidentById(tx: Queryable, id: number): Promise<IncidentRow | undefined> {
+  const result = await tx.query<IncidentRow>(`${SELECT_INCIDENT} WHERE i.id = $1 FOR UPDATE OF i`, [id]);
+  return result.rows[0];
+}
+
+/** The columns a service may change. */
+export interface IncidentChanges {
+  status?: IncidentStatus;
+  severity?: string;
+  severity_rank?: number;
+  acknowledged_by?: number | null;
+  acknowledged_at?: Date | null;
+  assigned_to?: number | null;
+  snoozed_until?: Date | null;
+  resolved_at?: Date | null;
+  resolution_source?: IncidentResolutionSource | null;
+  archived_at?: Date | null;
+}
+
+const CHANGEABLE: readonly (keyof IncidentChanges)[] = [
+  'status',
+  'severity',
+  'severity_rank',
+  'acknowledged_by',
+  'acknowledged_at',
+  'assigned_to',
+  'snoozed_until',
+  'resolved_at',
+  'resolution_source',
+  'archived_at',
+];
+
+/** Applies `changes` and returns the incident as it is now. */
+export async function updateIncident(
+  tx: Queryable,
+  id: number,
+  changes: IncidentChanges,
+): Promise<IncidentRow> {
+  const columns = CHANGEABLE.filter((column) => column in changes);
+  if (columns.length > 0) {
+    const assignments = columns.map((column, index) => `${column} = $${index + 2}`).join(', ');
+    await tx.query(`UPDATE incidents SET ${assignments} WHERE id = $1`, [
+      id,
+      ...columns.map((column) => changes[column]),
+    ]);
+  }
+  return (await findIncidentById(tx, id))!;
+}
+
+export interface IncidentFilter {
+  status?: IncidentStatus;
+  /** Only archived incidents; otherwise only those not archived. */
+  archived: boolean;
+  /** Only currently snoozed incidents; otherwise (not archived) only those not currently snoozed. */
+  snoozed: boolean;
+  now: Date;
+  limit: number;
+}
+
+/**
+ * Incidents newest first. Without `status`, the default set is the open
+ * incidents (what people work on); archived and snoozed lists are of any
+ * status unless one is given.
+ */
+export async function listIncidents(db: Queryable, filter: IncidentFilter): Promise<IncidentRow[]> {
+  const conditions: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (filter.status !== undefined) conditions.push(`i.status = ${param(filter.status)}`);
+  if (filter.archived) {
+    conditions.push('i.archived_at IS NOT NULL');
+  } else {
+    conditions.push('i.archived_at IS NULL');
+    if (filter.snoozed) {
+      conditions.push(`i.snoozed_until > ${param(filter.now)}`);
+    } else {
+      if (filter.status === undefined) conditions.push(`i.status <> 'resolved'`);
+      // A snooze on a resolved incident no longer hides it.
+      conditions.push(
+        `(i.status = 'resolved' OR i.snoozed_until IS NULL OR i.snoozed_until <= ${param(filter.now)})`,
+      );
+    }
+  }
+  const result = await db.query<IncidentRow>(
+    `${SELECT_INCIDENT} WHERE ${conditions.join(' AND ')}
+      ORDER BY i.triggered_at DESC, i.id DESC LIMIT ${param(filter.limit)}`,
+    params,
+  );
+  return result.rows;
+}
+
+/**
+ * Deletes up to `limit` incidents resolved before `cutoff` (their events and
+ * alert links go with them). Returns how many.
+ */
+export async function deleteIncidentsResolvedBefore(
+  tx: Queryable,
+  cutoff: Date,
+  limit: number,
+): Promise<number> {
+  const result = await tx.query(
+    `DELETE FROM incidents WHERE id IN (
+       SELECT id FROM incidents WHERE status = 'resolved' AND resolved_at < $1 ORDER BY resolved_at LIMIT $2)`,
+    [cutoff, limit],
+  );
+  return result.rowCount;
+}

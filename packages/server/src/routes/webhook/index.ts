@@ -1,0 +1,46 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { IntakeService } from '../../services/intake.ts';
+import type { Metrics } from '../../metrics.ts';
+import { WebhookPayload } from '../../alertmanager/webhook.ts';
+
+const Accepted = Type.Object({
+  status: Type.Literal('accepted'),
+  incident_id: Type.Optional(
+    Type.Integer({ description: "the group's open incident after this notification" }),
+  ),
+});
+
+/**
+ * `POST /api/webhook/alertmanager`: Alertmanager's webhook v4. 200 only after
+ * commit; 400 for payloads we cannot use; 5xx (which Alertmanager retries)
+ * only for server faults.
+ */
+export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
+  return async (plain: FastifyInstance): Promise<void> => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
+    // Schema failures never reach the service; count them as rejected here.
+    app.addHook('onError', async (_request, _reply, error: FastifyError) => {
+      if (error.validation) metrics.webhookNotifications.inc({ outcome: 'rejected' });
+    });
+    app.post(
+      '/api/webhook/alertmanager',
+      {
+        schema: {
+          tags: ['alerts'],
+          summary: 'Receive an Alertmanager notification (webhook_configs, version 4)',
+          body: WebhookPayload,
+          response: { 200: Accepted },
+        },
+      },
+      async (request) => {
+        const result = await intake.receive(request.body);
+        return {
+          status: 'accepted' as const,
+          ...(result.incident_id !== undefined ? { incident_id: result.incident_id } : {}),
+        };
+      },
+    );
+  };
+}

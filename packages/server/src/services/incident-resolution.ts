@@ -1,0 +1,30 @@
+import type { Queryable } from '../db/database.ts';
+import { updateIncident, type IncidentRow } from '../repositories/incidents.ts';
+import { countFiringAlertsOfIncident } from '../repositories/incident-alerts.ts';
+import { insertEvents } from '../repositories/incident-events.ts';
+
+/**
+ * Resolves an open incident once none of its alerts is firing
+ * (`resolution_source: alerts`), with its `resolved` event. Returns the
+ * resolved incident, or undefined when it stays open. Call with the
+ * incident's group locked (intake, staleness sweep).
+ */
+export async function resolveIfAllAlertsResolved(
+  tx: Queryable,
+  incident: IncidentRow,
+  now: Date,
+): Promise<IncidentRow | undefined> {
+  if (incident.status === 'resolved') return undefined;
+  if ((await countFiringAlertsOfIncident(tx, incident.id)) > 0) return undefined;
+  const resolved = await updateIncident(tx, incident.id, {
+    status: 'resolved',
+    resolved_at: now,
+    resolution_source: 'alerts',
+  });
+  await insertEvents(
+    tx,
+    [{ incident_id: incident.id, type: 'resolved', detail: 'every alert resolved' }],
+    now,
+  );
+  return resolved;
+}

@@ -1,0 +1,415 @@
+import type { Database, Queryable } from '../db/database.ts';
+import type { Clock } from '../clock.ts';
+import type { Metrics } from '../metrics.ts';
+import { badRequest } from '../errors.ts';
+import {
+  GO_ZERO_TIME,
+  SUPPORTED_WEBHOOK_VERSION,
+  type WebhookAlert,
+  type WebhookPayload,
+} from '../alertmanager/webhook.ts';
+import {
+  insertAlerts,
+  lockAlertsByFingerprint,
+  setAlertsIncident,
+  touchAlerts,
+  updateAlertState,
+  type AlertRow,
+  type AlertState,
+} from '../repositories/alerts.ts';
+import {
+  insertIncident,
+  lockIncidentGroup,
+  lockOpenIncidentOfGroup,
+  updateIncident,
+  type IncidentRow,
+} from '../repositories/incidents.ts';
+import { linkAlerts, linksInGroup, type IncidentAlertLink } from '../repositories/incident-alerts.ts';
+import { insertEvents, type NewIncidentEvent } from '../repositories/incident-events.ts';
+import { raisesSeverity, severityRank } from './severity.ts';
+import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
+import { resolveIfAllAlertsResolved } from './incident-resolution.ts';
+
+/** A notification after parsing: dates are dates, duplicates are gone. */
+interface Notification {
+  groupKey: string;
+  groupLabels: Record<string, string>;
+  commonLabels: Record<string, string>;
+  commonAnnotations: Record<string, string>;
+  alerts: AlertState[];
+}
+
+/**
+ * How one alert of a notification relates to what is stored:
+ * - `new`: a fingerprint never seen; `new_occurrence`: it fired again (later startsAt);
+ * - `revived`: the server had expired it, yet Alertmanager says it still fires;
+ * - `resolved`: it stopped firing; `changed`: same state, other annotations;
+ * - `unchanged`: a repeat or a duplicate (only "last seen" moves);
+ * - `outdated`: an older occurrence or a late duplicate of a resolved one: ignored.
+ */
+type AlertChange = 'new' | 'new_occurrence' | 'revived' | 'resolved' | 'changed' | 'unchanged' | 'outdated';
+
+interface ReceivedAlert {
+  row: AlertRow;
+  change: AlertChange;
+}
+
+/** What a notification did, for the metrics and the caller. */
+export interface IntakeResult {
+  /** The group's open incident after the notification, if any. */
+  incident_id?: number;
+  opened: boolean;
+  resolved: boolean;
+}
+
+// Retry a notification that lost the race for the one open incident of a
+// group; the advisory lock makes this practically unreachable.
+const UNIQUE_VIOLATION = '23505';
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Receives Alertmanager notifications. Each carries the group's whole current
+ * state: alerts are upserted by fingerprint and correlated into the group's
+ * open incident in ONE transaction, serialised per group across replicas.
+ */
+export class IntakeService {
+  readonly #db: Database;
+  readonly #clock: Clock;
+  readonly #metrics: Metrics;
+  readonly #staleAfterMs: number;
+
+  constructor(deps: { db: Database; clock: Clock; metrics: Metrics; config: { alertStaleAfterMs: number } }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+    this.#metrics = deps.metrics;
+    this.#staleAfterMs = deps.config.alertStaleAfterMs;
+  }
+
+  /**
+   * Applies one webhook notification. Resolves only after the transaction
+   * committed; throws 400 for a payload it cannot use (never retried by
+   * Alertmanager), anything else for server faults (retried).
+   */
+  async receive(payload: WebhookPayload): Promise<IntakeResult> {
+    let notification: Notification;
+    try {
+      notification = parseNotification(payload);
+    } catch (error) {
+      this.#metrics.webhookNotifications.inc({ outcome: 'rejected' });
+      throw error;
+    }
+    let result: IntakeResult;
+    try {
+      result = await this.#applyWithRetry(notification);
+    } catch (error) {
+      this.#metrics.webhookNotifications.inc({ outcome: 'failed' });
+      throw error;
+    }
+    // Counted after commit, so a rolled-back notification counts once, as failed.
+    this.#metrics.webhookNotifications.inc({ outcome: 'accepted' });
+    for (const status of ['firing', 'resolved'] as const) {
+      const count = notification.alerts.filter((alert) => alert.status === status).length;
+      if (count > 0) this.#metrics.alertsReceived.inc({ status }, count);
+    }
+    if (result.opened) this.#metrics.incidentsOpened.inc();
+    if (result.resolved) this.#metrics.incidentsResolved.inc({ source: 'alerts' });
+    return result;
+  }
+
+  async #applyWithRetry(notification: Notification): Promise<IntakeResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#db.transaction((tx) => this.#apply(tx, notification, this.#clock.now()));
+      } catch (error) {
+        if ((error as { code?: string }).code !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async #apply(tx: Queryable, notification: Notification, now: Date): Promise<IntakeResult> {
+    const { groupKey } = notification;
+    // Every writer of this group waits here, on every replica, until we commit.
+    await lockIncidentGroup(tx, groupKey);
+    let incident = await lockOpenIncidentOfGroup(tx, groupKey);
+    const received = await upsertAlerts(tx, notification.alerts, now);
+    const live = received.filter((alert) => alert.change !== 'outdated');
+    const links = await linksInGroup(
+      tx,
+      groupKey,
+      live.map((alert) => alert.row.id),
+    );
+    const occurrenceLink = (row: AlertRow): IncidentAlertLink | undefined =>
+      links.find((link) => link.alert_id === row.id && sameTime(link.occurrence_starts_at, row.starts_at));
+
+    let opened = false;
+    if (incident === undefined) {
+      // Manual resolve is terminal: an occurrence already part of an incident
+      // of this group (it kept firing through the resolve) opens nothing.
+      // A fingerprint new to the group, an alert that fired again, or one we
+      // had wrongly presumed resolved does.
+      const openers = live.filter(
+        (alert) =>
+          alert.row.status === 'firing' &&
+          (alert.change === 'revived' || occurrenceLink(alert.row) === undefined),
+      );
+      if (openers.length > 0) {
+        incident = await insertIncident(tx, {
+          group_key: groupKey,
+          title: incidentTitle(notification),
+          group_labels: notification.groupLabels,
+          triggered_at: now,
+        });
+        opened = true;
+        await insertEvents(
+          tx,
+          [{ incident_id: incident.id, type: 'triggered', detail: incident.title }],
+          now,
+        );
+      }
+    }
+
+    const events: NewIncidentEvent[] = [];
+    const handled = new Set<number>();
+    if (incident !== undefined) {
+      const incidentId = incident.id;
+      const joining: AlertRow[] = [];
+      for (const { row, change } of live) {
+        const link = links.find(
+          (candidate) => candidate.alert_id === row.id && candidate.incident_id === incidentId,
+        );
+        const fresh = change === 'new' || change === 'new_occurrence' || change === 'revived';
+        const member =
+          link !== undefined && sameTime(link.occurrence_starts_at, row.starts_at) && change !== 'revived';
+        // While a group has an open incident, its firing alerts join it; an
+        // occurrence that began and ended between two notifications joins too.
+        if (!member && (row.status === 'firing' || fresh)) {
+          joining.push(row);
+          handled.add(row.id);
+          events.push({
+            incident_id: incident.id,
+            type: 'alert_added',
+            alert_id: row.id,
+            detail: alertLabel(row),
+          });
+          if (row.status === 'resolved') events.push(alertResolvedEvent(incident.id, row));
+        } else if (member && change === 'resolved') {
+          handled.add(row.id);
+          events.push(alertResolvedEvent(incident.id, row));
+        }
+      }
+      if (joining.length > 0) {
+        await linkAlerts(
+          tx,
+          incident.id,
+          joining.map((row) => ({ alert_id: row.id, occurrence_starts_at: row.starts_at })),
+          now,
+        );
+        await setAlertsIncident(
+          tx,
+          joining.map((row) => row.id),
+          incident.id,
+        );
+        incident = await raiseSeverity(tx, incident, joining);
+      }
+    }
+    // An alert that resolves after its incident was closed by hand still
+    // leaves its mark on that incident's timeline.
+    for (const { row, change } of live) {
+      if (change !== 'resolved' || handled.has(row.id)) continue;
+      const link = occurrenceLink(row);
+      if (link !== undefined) events.push(alertResolvedEvent(link.incident_id, row));
+    }
+    await insertEvents(tx, events, now);
+
+    // The notification refreshed what it carried; whatever the group has
+    // that nothing refreshed for too long is presumed resolved.
+    await expireStaleAlertsOfGroup(tx, groupKey, now, this.#staleAfterMs);
+
+    let resolved = false;
+    if (incident !== undefined) {
+      const closed = await resolveIfAllAlertsResolved(tx, incident, now);
+      if (closed !== undefined) {
+        resolved = true;
+        incident = closed;
+      }
+    }
+    return {
+      ...(incident !== undefined && incident.status !== 'resolved' ? { incident_id: incident.id } : {}),
+      opened,
+      resolved,
+    };
+  }
+}
+
+/** Stores each alert's state and says how it changed; unchanged ones only get "last seen". */
+async function upsertAlerts(tx: Queryable, alerts: AlertState[], now: Date): Promise<ReceivedAlert[]> {
+  const byFingerprint = new Map(alerts.map((alert) => [alert.fingerprint, alert]));
+  const existing = new Map(
+    (await lockAlertsByFingerprint(tx, [...byFingerprint.keys()])).map((row) => [row.fingerprint, row]),
+  );
+  const received: ReceivedAlert[] = [];
+  const missing = alerts.filter((alert) => !existing.has(alert.fingerprint));
+  const inserted = await insertAlerts(tx, missing, now);
+  for (const row of inserted) received.push({ row, change: 'new' });
+  if (inserted.length < missing.length) {
+    // Another group's notification inserted some of them first (the same
+    // alert routed to two groups): lock those and treat them as existing.
+    const insertedNow = new Set(inserted.map((row) => row.fingerprint));
+    const raced = missing
+      .filter((alert) => !insertedNow.has(alert.fingerprint))
+      .map((alert) => alert.fingerprint);
+    for (const row of await lockAlertsByFingerprint(tx, raced)) existing.set(row.fingerprint, row);
+  }
+  const touched: number[] = [];
+  for (const [fingerprint, row] of existing) {
+    const incoming = byFingerprint.get(fingerprint)!;
+    const change = classify(row, incoming);
+    switch (change) {
+      case 'outdated':
+        received.push({ row, change });
+        break;
+      case 'unchanged':
+        touched.push(row.id);
+        received.push({ row, change });
+        break;
+      default:
+        received.push({
+          row: await updateAlertState(tx, row.id, incoming, now, change === 'new_occurrence'),
+          change,
+        });
+    }
+  }
+  await touchAlerts(tx, touched, alerts[0]?.group_key ?? '', now);
+  // Payload order, for a timeline that reads like the notification.
+  const order = new Map(alerts.map((alert, index) => [alert.fingerprint, index]));
+  return received.sort((a, b) => order.get(a.row.fingerprint)! - order.get(b.row.fingerprint)!);
+}
+
+function classify(stored: AlertRow, incoming: AlertState): AlertChange {
+  const storedStart = stored.starts_at.getTime();
+  const incomingStart = incoming.starts_at.getTime();
+  if (incomingStart > storedStart) return 'new_occurrence';
+  if (incomingStart < storedStart) return 'outdated';
+  if (stored.status === 'firing') {
+    if (incoming.status === 'resolved') return 'resolved';
+    return sameContent(stored, incoming) ? 'unchanged' : 'changed';
+  }
+  if (incoming.status === 'firing') {
+    // A firing notification for an occurrence Alertmanager itself resolved is
+    // a late duplicate (HA peers); a real re-fire carries a later startsAt.
+    // One the server only presumed resolved is in fact still firing.
+    return stored.resolution_source === 'expiry' ? 'revived' : 'outdated';
+  }
+  // Resolved twice: Alertmanager's word replaces a presumed expiry.
+  if (stored.resolution_source === 'expiry') return 'changed';
+  return sameContent(stored, incoming) ? 'unchanged' : 'changed';
+}
+
+function sameContent(stored: AlertRow, incoming: AlertState): boolean {
+  return (
+    stored.group_key === incoming.group_key &&
+    stored.generator_url === incoming.generator_url &&
+    sameTimeOrNull(stored.ends_at, incoming.ends_at) &&
+    sameMap(stored.labels, incoming.labels) &&
+    sameMap(stored.annotations, incoming.annotations)
+  );
+}
+
+function sameMap(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
+}
+
+function sameTime(a: Date, b: Date): boolean {
+  return a.getTime() === b.getTime();
+}
+
+function sameTimeOrNull(a: Date | null, b: Date | null): boolean {
+  return a === null || b === null ? a === b : sameTime(a, b);
+}
+
+async function raiseSeverity(
+  tx: Queryable,
+  incident: IncidentRow,
+  joining: AlertRow[],
+): Promise<IncidentRow> {
+  let best: { severity: string | null; severity_rank: number } = incident;
+  for (const row of joining) {
+    const severity = row.labels.severity;
+    if (severity !== undefined && severity !== '' && raisesSeverity(best, severity)) {
+      best = { severity, severity_rank: severityRank(severity) };
+    }
+  }
+  if (best === incident || best.severity === null) return incident;
+  return updateIncident(tx, incident.id, { severity: best.severity, severity_rank: best.severity_rank });
+}
+
+function alertLabel(row: AlertRow): string {
+  return row.name || row.fingerprint;
+}
+
+function alertResolvedEvent(incidentId: number, row: AlertRow): NewIncidentEvent {
+  return { incident_id: incidentId, type: 'alert_resolved', alert_id: row.id, detail: alertLabel(row) };
+}
+
+/** The incident's title: the group's common summary, else its alert name and grouping labels. */
+function incidentTitle(notification: Notification): string {
+  const summary = notification.commonAnnotations.summary;
+  if (summary !== undefined && summary.trim() !== '') return summary.trim();
+  const name =
+    notification.commonLabels.alertname ??
+    notification.groupLabels.alertname ??
+    notification.alerts[0]?.name ??
+    notification.groupKey;
+  const others = Object.entries(notification.groupLabels)
+    .filter(([key]) => key !== 'alertname')
+    .map(([key, value]) => `${key}=${value}`);
+  return others.length > 0 ? `${name} (${others.join(', ')})` : name;
+}
+
+/** Checks what the schema cannot express and turns wire values into stored ones. */
+function parseNotification(payload: WebhookPayload): Notification {
+  if (payload.version !== SUPPORTED_WEBHOOK_VERSION) {
+    throw badRequest(
+      `field "version" is "${payload.version.slice(0, 20)}"; only Alertmanager webhook version "4" is supported`,
+    );
+  }
+  const alerts = new Map<string, AlertState>();
+  payload.alerts.forEach((alert: WebhookAlert, index: number) => {
+    const startsAt = parseTime(alert.startsAt, `alerts.${index}.startsAt`);
+    if (startsAt === null) throw badRequest(`field "alerts.${index}.startsAt" must be a real start time`);
+    const endsAt = alert.endsAt === undefined ? null : parseTime(alert.endsAt, `alerts.${index}.endsAt`);
+    // Later entries win, as in Alertmanager's own merge of duplicates.
+    alerts.set(alert.fingerprint, {
+      fingerprint: alert.fingerprint,
+      group_key: payload.groupKey,
+      name: alert.labels.alertname ?? '',
+      status: alert.status,
+      labels: alert.labels,
+      annotations: alert.annotations ?? {},
+      starts_at: startsAt,
+      ends_at: endsAt,
+      generator_url: alert.generatorURL ?? '',
+      resolution_source: alert.status === 'resolved' ? 'alertmanager' : null,
+    });
+  });
+  return {
+    groupKey: payload.groupKey,
+    groupLabels: payload.groupLabels ?? {},
+    commonLabels: payload.commonLabels ?? {},
+    commonAnnotations: payload.commonAnnotations ?? {},
+    alerts: [...alerts.values()],
+  };
+}
+
+const GO_ZERO_MS = Date.parse(GO_ZERO_TIME);
+
+/** An RFC 3339 time as a Date; null for Go's zero time ("not set"). */
+function parseTime(text: string, field: string): Date | null {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text)) {
+    throw badRequest(`field "${field}" must be an RFC 3339 timestamp, got "${text.slice(0, 40)}"`);
+  }
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) throw badRequest(`field "${field}" is not a valid time: "${text.slice(0, 40)}"`);
+  return ms <= GO_ZERO_MS ? null : new Date(ms);
+}
