@@ -13,6 +13,7 @@ import { userRoutes } from './routes/users/index.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
 import { serviceAccountRoutes } from './routes/service-accounts/index.ts';
 import { bootstrapRoutes } from './routes/bootstrap/index.ts';
+import { auditRoutes } from './routes/audit/index.ts';
 import { scheduleRoutes } from './routes/schedule/index.ts';
 import { webhookRoutes } from './routes/webhook/index.ts';
 import { alertRoutes } from './routes/alerts/index.ts';
@@ -100,6 +101,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(apiKeyRoutes(services.apiKeys));
   await app.register(serviceAccountRoutes(services.serviceAccounts));
   await app.register(bootstrapRoutes(services.bootstrap));
+  await app.register(auditRoutes(services.audit));
   await app.register(scheduleRoutes(services.schedule));
   await app.register(webhookRoutes(services.intake, metrics));
   await app.register(alertRoutes(services.alerts));

@@ -1,0 +1,82 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDatabase } from '../../../../../test/support/databases.ts';
+import { startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
+
+forEachDatabase('audit log', (database) => {
+  let server: TestApp;
+  let admin: TestUser;
+  let member: TestUser;
+  before(async () => {
+    server = await startTestApp(database());
+    admin = await server.createUser('audrey', 'admin');
+    member = await server.createUser('milo');
+  });
+  after(() => server.close());
+
+  const audit = (query = '', as: TestUser = admin) =>
+    server.request({ method: 'GET', url: `/api/audit${query}`, as });
+
+  test('identity changes appear newest first with who, what, on whom and from where', async () => {
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/users',
+      as: admin,
+      remoteAddress: '192.0.2.7',
+      payload: { username: 'carol', email: 'carol@example.com' },
+    });
+    await server.request({
+      method: 'PUT',
+      url: `/api/users/${created.body.id}/role`,
+      as: admin,
+      payload: { role: 'admin' },
+    });
+    const response = await audit('?limit=2');
+    assert.equal(response.status, 200);
+    assert.equal(response.body.length, 2);
+    const [roleChange, creation] = response.body;
+    assert.equal(roleChange.action, 'user.role_changed');
+    assert.deepEqual(roleChange.detail, { username: 'carol', from: 'member', to: 'admin' });
+    assert.deepEqual(Object.keys(creation).sort(), [
+      'action',
+      'actor',
+      'actor_user_id',
+      'client_address',
+      'created_at',
+      'detail',
+      'id',
+      'target',
+    ]);
+    assert.equal(creation.action, 'user.created');
+    assert.equal(creation.actor, 'audrey');
+    assert.equal(creation.actor_user_id, admin.id);
+    assert.equal(creation.target, `user:${created.body.id}`);
+    assert.equal(creation.client_address, '192.0.2.7');
+    assert.ok(roleChange.id > creation.id);
+  });
+
+  test('entries without an actor user or target omit those fields', async () => {
+    await database().query(
+      "INSERT INTO audit_log (actor, action, detail) VALUES ('cli', 'bootstrap.recover', '{}'::jsonb)",
+    );
+    const [entry] = (await audit('?limit=1')).body;
+    assert.equal(entry.actor, 'cli');
+    assert.equal('actor_user_id' in entry, false);
+    assert.equal('target' in entry, false);
+    assert.equal('client_address' in entry, false);
+    assert.deepEqual(entry.detail, {});
+  });
+
+  test('members may not read the audit log (403)', async () => {
+    const response = await audit('', member);
+    assert.equal(response.status, 403);
+  });
+
+  test('a limit outside 1-1000 is 400 naming limit', async () => {
+    for (const limit of ['0', '1001', 'many']) {
+      const response = await audit(`?limit=${limit}`);
+      assert.equal(response.status, 400, limit);
+      assert.match(response.body.error, /limit/);
+    }
+  });
+});
