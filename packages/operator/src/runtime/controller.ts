@@ -81,7 +81,7 @@ export class Controller {
           this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'terminal' });
           this.#logger?.error('reconcile failed; waiting for the object to change', {
             key,
-            error: (error).message,
+            error: error.message,
           });
         } else {
           const delay = this.#queue.addRateLimited(key);

@@ -28,7 +28,8 @@ export interface InformerOptions<T extends KubeObject> {
    * operator must notice appearing without holding every Secret's contents.
    */
   metadataOnly?: boolean;
-  onEvent: (type: InformerEventType, object: T) => void;
+  /** `previous` is the indexed object an update replaced. */
+  onEvent: (type: InformerEventType, object: T, previous?: T) => void;
   /** Logged, never thrown. */
   onError?: (error: unknown) => void;
   /** Server-side watch length; each watch gets a random length up to 2x this. Default 300 s. */
@@ -118,7 +119,7 @@ export class Informer<T extends KubeObject> {
       this.#index.set(key, item);
       if (!old) this.#options.onEvent('added', item);
       else if (old.metadata.resourceVersion !== item.metadata.resourceVersion)
-        this.#options.onEvent('updated', item);
+        this.#options.onEvent('updated', item, old);
     }
     for (const [key, old] of this.#index) {
       if (!seen.has(key)) {
@@ -153,9 +154,10 @@ export class Informer<T extends KubeObject> {
           this.#index.delete(key);
           this.#options.onEvent('deleted', object);
         } else {
-          const existed = this.#index.has(key);
+          const previous = this.#index.get(key);
           this.#index.set(key, object);
-          this.#options.onEvent(existed ? 'updated' : 'added', object);
+          if (previous) this.#options.onEvent('updated', object, previous);
+          else this.#options.onEvent('added', object);
         }
       },
       {

@@ -5,7 +5,7 @@
  * TypeScript types the reconciler reads. Every field carries a description so
  * `kubectl explain terdutserver.spec` documents the resource.
  */
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type Static } from 'typebox';
 
 export const group = 'terdut.ryuvia.com';
 export const version = 'v1alpha1';
@@ -31,8 +31,7 @@ const quantity = Type.Unsafe<string | number>({
     '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
 });
 
-const dnsLabelName = (description: string): TSchema =>
-  Type.String({ description, minLength: 1, maxLength: 253 });
+const dnsLabelName = (description: string) => Type.String({ description, minLength: 1, maxLength: 253 });
 
 export const SecretKeySelector = Type.Object(
   {

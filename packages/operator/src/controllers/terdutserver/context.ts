@@ -1,0 +1,81 @@
+/**
+ * What reconcile steps share. `ReconcileDeps` are the long-lived adapters
+ * (each step uses the few it needs); `Pass` is the state of one reconcile
+ * pass, re-read from the API server at its start. A step returns `Stop` to
+ * end the pass early ("come back later"), never an exception for an expected
+ * state such as a missing Secret.
+ */
+import type { TerdutClient } from '@terdut/client';
+import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
+import type { KubeClient, KubeObject } from '../../runtime/kube-client.ts';
+import type { ConditionSet } from './conditions.ts';
+import type { EventRecorder } from './events.ts';
+import type { Failpoint } from './failpoint.ts';
+import type { ServerUrlResolver } from './server-url.ts';
+
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface ReconcileDeps {
+  kube: KubeClient;
+  operatorNamespace: string;
+  defaultImage: string;
+  events: EventRecorder;
+  resolveServerUrl: ServerUrlResolver;
+  /** A client for one terdut-server; `token` is an API key (omit for the bootstrap endpoints). */
+  serverClient: (baseUrl: string, token?: string) => TerdutClient;
+  failpoint: Failpoint;
+  tokenPickupTimeoutMs: number;
+  /** Whether Gateway API's HTTPRoute is served (discovery; cached by the caller). */
+  gatewayApiInstalled: () => Promise<boolean>;
+  /** Metadata of a Secret from the watch cache (no request), for existence checks. */
+  cachedSecret: (namespace: string, name: string) => KubeObject | undefined;
+  now: () => Date;
+  log: Logger;
+}
+
+export interface Secret extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+}
+
+export interface Deployment extends KubeObject {
+  spec: { replicas?: number };
+  status?: { availableReplicas?: number; readyReplicas?: number; observedGeneration?: number };
+}
+
+export interface Pass {
+  /** The TerdutServer as read at the start of this pass (kept current after our own writes). */
+  server: TerdutServer;
+  conditions: ConditionSet;
+  /** Status fields other than conditions, as this pass computes them. */
+  status: { credentialsSecretRef?: { name: string; key: string }; url?: string };
+  /** Set by the database step. */
+  databaseEnv?: EnvVar[];
+  /** Set by the workload step: the Deployment as applied. */
+  deployment?: Deployment;
+}
+
+/** Ends the pass; with `requeueAfterMs`, look again then (else wait for a watch event). */
+export interface Stop {
+  stop: true;
+  requeueAfterMs?: number;
+}
+
+export type StepResult = Stop | undefined;
+
+export const stop = (requeueAfterMs?: number): Stop => ({ stop: true, requeueAfterMs });
+
+export const decode = (value: string | undefined): string | undefined =>
+  value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+export const encode = (value: string): string => Buffer.from(value, 'utf8').toString('base64');

@@ -1,0 +1,60 @@
+/**
+ * The TerdutServer reconcile: re-read the object, run the steps in order
+ * until one stops the pass, and always write what the pass learnt to status.
+ * Level-triggered: a pass never depends on which event woke it.
+ */
+import type { ReconcileResult } from '../../runtime/controller.ts';
+import { resourcePath, resources } from '../../runtime/kube-client.ts';
+import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
+import { ConditionSet } from './conditions.ts';
+import type { Pass, ReconcileDeps, StepResult } from './context.ts';
+import { reconcileFinalizer } from './finalizer.ts';
+import { reconcileTokenSecret } from './token-secret.ts';
+import { reconcileDatabase } from './database.ts';
+import { reconcileWorkload } from './workload.ts';
+import { reconcileBootstrap } from './bootstrap.ts';
+import { reconcileRoute } from './route.ts';
+import { finalizeTerdutServer } from './finalize.ts';
+import { writeStatus } from './status.ts';
+
+type Step = (deps: ReconcileDeps, pass: Pass) => Promise<StepResult>;
+
+/** In order; each file's comment says why it sits where it does. */
+export const steps: readonly Step[] = [
+  reconcileFinalizer,
+  reconcileTokenSecret,
+  reconcileDatabase,
+  reconcileWorkload,
+  reconcileBootstrap,
+  reconcileRoute,
+];
+
+/** Reconciles the TerdutServer `namespace/name`. */
+export async function reconcileTerdutServer(
+  deps: ReconcileDeps,
+  key: string,
+): Promise<ReconcileResult | undefined> {
+  const [namespace, name] = key.split('/') as [string, string];
+  const server = await deps.kube.get<TerdutServer>(resourcePath(resources.terdutservers, namespace, name));
+  // Gone: owned objects go with garbage collection, the rest went with the finalizer.
+  if (!server) return undefined;
+  if (server.metadata.deletionTimestamp) {
+    await finalizeTerdutServer(deps, server);
+    return undefined;
+  }
+  const pass: Pass = {
+    server,
+    conditions: new ConditionSet(server.status?.conditions, server.metadata.generation, deps.now),
+    status: { credentialsSecretRef: server.status?.credentialsSecretRef, url: server.status?.url },
+  };
+  let result: StepResult;
+  try {
+    for (const step of steps) {
+      result = await step(deps, pass);
+      if (result) break;
+    }
+  } finally {
+    await writeStatus(deps, pass);
+  }
+  return result?.requeueAfterMs !== undefined ? { requeueAfterMs: result.requeueAfterMs } : undefined;
+}

@@ -1,0 +1,64 @@
+/**
+ * Last step of every pass: summarise the conditions into `Ready` and write
+ * the status subresource — only when something changed, so a settled
+ * TerdutServer costs no writes.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import {
+  conditionTypes,
+  type ConditionType,
+  type TerdutServerStatus,
+} from '../../api/v1alpha1/terdutserver.ts';
+import { resourcePath, resources } from '../../runtime/kube-client.ts';
+import type { Pass, ReconcileDeps } from './context.ts';
+
+/** Ready: every condition that applies is True; otherwise the first that is not, with its reason and message. */
+export function summarizeReady(pass: Pass): void {
+  const { conditions } = pass;
+  const exposeRequested = pass.server.spec.networking?.hostname !== undefined;
+  const required: ConditionType[] = ['DatabaseReady', 'Available', 'Bootstrapped'];
+  if (exposeRequested) required.push('Exposed');
+  for (const type of required) {
+    const condition = conditions.get(type);
+    if (condition?.status !== 'True') {
+      conditions.set(
+        'Ready',
+        'False',
+        condition?.reason ?? `${type}Unknown`,
+        condition ? `${type}: ${condition.message}` : `${type} has not been determined yet`,
+      );
+      return;
+    }
+  }
+  conditions.set(
+    'Ready',
+    'True',
+    'Ready',
+    `terdut-server is running and bootstrapped at ${pass.status.url ?? 'its Service'}`,
+  );
+}
+
+export function desiredStatus(pass: Pass): TerdutServerStatus {
+  const status: TerdutServerStatus = {
+    observedGeneration: pass.server.metadata.generation,
+    conditions: pass.conditions.toList(conditionTypes),
+  };
+  if (pass.status.credentialsSecretRef) status.credentialsSecretRef = pass.status.credentialsSecretRef;
+  if (pass.status.url) status.url = pass.status.url;
+  return status;
+}
+
+export async function writeStatus(deps: Pick<ReconcileDeps, 'kube'>, pass: Pass): Promise<void> {
+  summarizeReady(pass);
+  const desired = desiredStatus(pass);
+  const live = pass.server.status ?? {};
+  if (isDeepStrictEqual(JSON.parse(JSON.stringify(live)), desired)) return;
+  // Merge patch: fields this pass dropped must be nulled explicitly.
+  const patch: Record<string, unknown> = { ...desired };
+  if (!desired.credentialsSecretRef && live.credentialsSecretRef) patch.credentialsSecretRef = null;
+  if (!desired.url && live.url) patch.url = null;
+  const { namespace, name } = pass.server.metadata;
+  await deps.kube.mergePatch(resourcePath(resources.terdutservers, namespace, name, 'status'), {
+    status: patch,
+  });
+}

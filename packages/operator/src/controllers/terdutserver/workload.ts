@@ -1,0 +1,194 @@
+/**
+ * Step 4: the Deployment and the Service, server-side applied under one field
+ * manager with owner references (garbage collection removes them with the
+ * TerdutServer). The object stated here is the whole desired state: a field
+ * removed from it is removed from the cluster by the next apply.
+ */
+import { resourcePath, resources } from '../../runtime/kube-client.ts';
+import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
+import type { Deployment, EnvVar, Pass, ReconcileDeps, StepResult } from './context.ts';
+import {
+  commonLabels,
+  fieldManager,
+  oidcSecretMountPath,
+  ownerReference,
+  selectorLabels,
+  serverPort,
+  serviceUrl,
+  tokenMountPath,
+  tokenSecretKey,
+  tokenSecretName,
+  workloadName,
+} from './names.ts';
+
+/** The desired Deployment. `databaseEnv` comes from the database step. */
+export function desiredDeployment(server: TerdutServer, image: string, databaseEnv: EnvVar[]): Deployment {
+  const { spec } = server;
+  const env: EnvVar[] = [
+    { name: 'PORT', value: String(serverPort) },
+    { name: 'TERDUT_BOOTSTRAP_TOKEN_FILE', value: `${tokenMountPath}/${tokenSecretKey}` },
+    ...databaseEnv,
+  ];
+  if (spec.timezone) env.push({ name: 'TERDUT_TIMEZONE', value: spec.timezone });
+  const publicUrl =
+    spec.publicURL ?? (spec.networking?.hostname ? `https://${spec.networking.hostname}` : undefined);
+  if (publicUrl) env.push({ name: 'TERDUT_PUBLIC_URL', value: publicUrl });
+  const volumes: unknown[] = [
+    {
+      name: 'bootstrap-token',
+      secret: {
+        secretName: tokenSecretName(server),
+        items: [{ key: tokenSecretKey, path: tokenSecretKey }],
+        defaultMode: 0o400,
+      },
+    },
+    { name: 'tmp', emptyDir: {} },
+  ];
+  // No subPath: a subPath mount never sees a rotated Secret.
+  const volumeMounts: unknown[] = [
+    { name: 'bootstrap-token', mountPath: tokenMountPath, readOnly: true },
+    { name: 'tmp', mountPath: '/tmp' },
+  ];
+  if (spec.oidc) {
+    env.push(
+      { name: 'TERDUT_OIDC_ISSUER_URL', value: spec.oidc.issuerURL },
+      { name: 'TERDUT_OIDC_CLIENT_ID', value: spec.oidc.clientID },
+    );
+    if (spec.oidc.allowedGroups?.length)
+      env.push({ name: 'TERDUT_OIDC_ALLOWED_GROUPS', value: spec.oidc.allowedGroups.join(',') });
+    if (spec.oidc.adminGroups?.length)
+      env.push({ name: 'TERDUT_OIDC_ADMIN_GROUPS', value: spec.oidc.adminGroups.join(',') });
+    const ref = spec.oidc.clientSecretRef;
+    if (ref) {
+      env.push({ name: 'TERDUT_OIDC_CLIENT_SECRET_FILE', value: `${oidcSecretMountPath}/client-secret` });
+      volumes.push({
+        name: 'oidc-client-secret',
+        secret: {
+          secretName: ref.name,
+          items: [{ key: ref.key, path: 'client-secret' }],
+          defaultMode: 0o400,
+        },
+      });
+      volumeMounts.push({ name: 'oidc-client-secret', mountPath: oidcSecretMountPath, readOnly: true });
+    }
+  }
+  const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
+    httpGet: { path, port: 'http' },
+    periodSeconds,
+    failureThreshold,
+    timeoutSeconds: 2,
+  });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: workloadName(server),
+      namespace: server.metadata.namespace,
+      labels: commonLabels(server),
+      ownerReferences: [ownerReference(server)],
+    },
+    spec: {
+      replicas: spec.replicas,
+      selector: { matchLabels: selectorLabels(server) },
+      template: {
+        metadata: { labels: commonLabels(server) },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 10001,
+            runAsGroup: 10001,
+            fsGroup: 10001,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: 'terdut-server',
+              image: spec.image,
+              ports: [{ name: 'http', containerPort: serverPort, protocol: 'TCP' }],
+              env,
+              volumeMounts,
+              livenessProbe: probe('/healthz', 10, 3),
+              readinessProbe: probe('/readyz', 5, 2),
+              ...(spec.resources ? { resources: spec.resources } : {}),
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+            },
+          ],
+          volumes,
+        },
+      },
+    },
+  } as Deployment;
+}
+
+export function desiredService(server: TerdutServer): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: workloadName(server),
+      namespace: server.metadata.namespace,
+      labels: commonLabels(server),
+      ownerReferences: [ownerReference(server)],
+    },
+    spec: {
+      type: 'ClusterIP',
+      selector: selectorLabels(server),
+      ports: [{ name: 'http', port: serverPort, targetPort: 'http', protocol: 'TCP' }],
+    },
+  };
+}
+
+export async function reconcileWorkload(
+  deps: Pick<ReconcileDeps, 'kube' | 'failpoint' | 'defaultImage'>,
+  pass: Pass,
+): Promise<StepResult> {
+  const { server, conditions } = pass;
+  const namespace = server.metadata.namespace;
+  const name = workloadName(server);
+  const image = server.spec.image ?? deps.defaultImage;
+  const withImage = { ...server, spec: { ...server.spec, image } };
+  const deployment = await deps.kube.apply<Deployment>(
+    resourcePath(resources.deployments, namespace, name),
+    desiredDeployment(withImage, image, pass.databaseEnv ?? []),
+    fieldManager,
+  );
+  await deps.kube.apply(
+    resourcePath(resources.services, namespace, name),
+    desiredService(server),
+    fieldManager,
+  );
+  deps.failpoint('workload');
+  pass.deployment = deployment;
+  pass.status.url ??= serviceUrl(server);
+
+  const available = deployment.status?.availableReplicas ?? 0;
+  if (server.spec.replicas === 0) {
+    conditions.set(
+      'Available',
+      'False',
+      'ScaledToZero',
+      'spec.replicas is 0; set it to 1 or more to run the server',
+    );
+  } else if (available > 0) {
+    conditions.set(
+      'Available',
+      'True',
+      'MinimumReplicasAvailable',
+      `${available} of ${server.spec.replicas} replicas available`,
+    );
+  } else {
+    conditions.set(
+      'Available',
+      'False',
+      'ReplicasNotReady',
+      `no replica of Deployment ${namespace}/${name} is ready yet; if this lasts, check its pods (kubectl -n ${namespace} describe deployment ${name})`,
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+/**
+ * terdut-operator entry point: configuration, logging, signals. Wiring only;
+ * operator.ts assembles the parts.
+ */
+import { loadOperatorConfig, OperatorConfigError, usage } from './config.ts';
+import { startOperator } from './operator.ts';
+import { KubeClient } from './runtime/kube-client.ts';
+import { jsonLogger } from './logger.ts';
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  let config;
+  try {
+    config = loadOperatorConfig(argv);
+  } catch (error) {
+    if (
+      error instanceof OperatorConfigError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
+      process.stderr.write(`terdut-operator: ${(error as Error).message}\n\n${usage}`);
+      return 2;
+    }
+    throw error;
+  }
+  const logger = jsonLogger(config.logLevel);
+  const kube = KubeClient.load(config.kubeconfig);
+  const operator = await startOperator({
+    config,
+    kube,
+    logger,
+    processMetrics: true,
+    // Another replica may already act: stop at once, the Deployment restarts us as a standby.
+    onLeadershipLost: () => process.exit(1),
+  });
+  logger.info('terdut-operator started', {
+    identity: operator.identity,
+    probes: operator.probeUrl,
+    metrics: operator.metricsUrl,
+    operatorNamespace: config.operatorNamespace,
+    watchNamespaces: config.watchNamespaces.length ? config.watchNamespaces : 'all',
+  });
+  return new Promise<number>((resolve) => {
+    const shutdown = (signal: string) => {
+      logger.info('shutting down: finishing reconciles in flight, releasing the lease', { signal });
+      const timer = setTimeout(() => {
+        logger.error('shutdown took longer than 25 s; exiting anyway');
+        resolve(1);
+      }, 25_000);
+      timer.unref();
+      operator.stop().then(
+        () => resolve(0),
+        (error: unknown) => {
+          logger.error('shutdown failed', { error: (error as Error).message });
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`terdut-operator: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);
