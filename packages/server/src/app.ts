@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
+import cookie from '@fastify/cookie';
 import type { Database } from './db/database.ts';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -8,6 +9,8 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { createServices, type Services } from './services/index.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installAuthentication } from './http/authentication.ts';
+import { installCsrfProtection } from './http/csrf.ts';
+import { signInRoutes } from './routes/auth/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { userRoutes } from './routes/users/index.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
@@ -66,7 +69,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('metrics', metrics);
 
   installErrorHandling(app);
+  // Cookies are parsed before authentication looks for the session cookie.
+  await app.register(cookie);
   installAuthentication(app, services.authentication);
+  installCsrfProtection(app, { publicUrl: options.config.publicUrl });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.httpRequestDuration
@@ -98,6 +104,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(healthRoutes({ db: options.db, metrics }));
   await app.register(userRoutes(services.users));
+  await app.register(
+    signInRoutes({
+      signIn: services.signIn,
+      oidc: services.oidcSignIn,
+      passwords: services.passwords,
+      publicUrl: options.config.publicUrl,
+    }),
+  );
   await app.register(apiKeyRoutes(services.apiKeys));
   await app.register(serviceAccountRoutes(services.serviceAccounts));
   await app.register(bootstrapRoutes(services.bootstrap));

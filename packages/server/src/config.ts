@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseDuration } from './duration.ts';
 
 /** The server's configuration, read from the environment once at start-up. */
@@ -25,8 +26,11 @@ export interface Config {
 export interface OidcConfig {
   issuerUrl: string;
   clientId: string;
+  /** From TERDUT_OIDC_CLIENT_SECRET, or read from TERDUT_OIDC_CLIENT_SECRET_FILE. Unset: a public client (PKCE only). */
   clientSecret: string | undefined;
   clientSecretFile: string | undefined;
+  /** `${TERDUT_PUBLIC_URL}/auth/oidc/callback`: register exactly this at the provider. */
+  redirectUri: string;
   groupsClaim: string;
   allowedGroups: string[];
   adminGroups: string[];
@@ -112,11 +116,43 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         'TERDUT_PUBLIC_URL is required when OIDC is configured (the redirect URL is derived from it)',
       );
     }
+    let issuer: URL;
+    try {
+      issuer = new URL(issuerUrl);
+    } catch {
+      throw new ConfigError(
+        `TERDUT_OIDC_ISSUER_URL="${issuerUrl}" is not a URL; use the issuer, e.g. https://idp.example.com/realms/main`,
+      );
+    }
+    const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(issuer.hostname);
+    if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && loopback)) {
+      throw new ConfigError(
+        `TERDUT_OIDC_ISSUER_URL="${issuerUrl}" must be an https:// URL (plain http only for a provider on localhost)`,
+      );
+    }
+    const clientSecretFile = text('TERDUT_OIDC_CLIENT_SECRET_FILE');
+    let clientSecret = text('TERDUT_OIDC_CLIENT_SECRET');
+    if (clientSecretFile !== undefined) {
+      if (clientSecret !== undefined) {
+        throw new ConfigError('set only one of TERDUT_OIDC_CLIENT_SECRET and TERDUT_OIDC_CLIENT_SECRET_FILE');
+      }
+      try {
+        clientSecret = readFileSync(clientSecretFile, 'utf8').trim();
+      } catch (error) {
+        throw new ConfigError(
+          `TERDUT_OIDC_CLIENT_SECRET_FILE="${clientSecretFile}" cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); ` +
+            'point it at a readable file holding the client secret',
+        );
+      }
+      if (clientSecret === '')
+        throw new ConfigError(`TERDUT_OIDC_CLIENT_SECRET_FILE="${clientSecretFile}" is empty`);
+    }
     oidc = {
       issuerUrl,
       clientId,
-      clientSecret: text('TERDUT_OIDC_CLIENT_SECRET'),
-      clientSecretFile: text('TERDUT_OIDC_CLIENT_SECRET_FILE'),
+      clientSecret,
+      clientSecretFile,
+      redirectUri: `${publicUrl.replace(/\/+$/, '')}/auth/oidc/callback`,
       groupsClaim: text('TERDUT_OIDC_GROUPS_CLAIM') ?? 'groups',
       allowedGroups: list('TERDUT_OIDC_ALLOWED_GROUPS'),
       adminGroups: list('TERDUT_OIDC_ADMIN_GROUPS'),

@@ -5,9 +5,12 @@
  */
 export class ApiError extends Error {
   readonly status: number;
-  constructor(status: number, message: string) {
+  /** Sent as the Retry-After header (seconds), for 429 answers. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(status: number, message: string, retryAfterSeconds?: number) {
     super(message);
     this.status = status;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -23,4 +26,5 @@ export const notFound = (what: string): ApiError => new ApiError(404, `${what} n
 /** 409: the object's state does not allow this, e.g. "incident is resolved". */
 export const conflict = (message: string): ApiError => new ApiError(409, message);
 /** 429: too many attempts; retry later. */
-export const tooManyRequests = (message: string): ApiError => new ApiError(429, message);
+export const tooManyRequests = (message: string, retryAfterSeconds?: number): ApiError =>
+  new ApiError(429, message, retryAfterSeconds);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
 import type { AuthenticationService } from '../services/authentication.ts';
 import { unauthorized } from '../errors.ts';
+import { SESSION_COOKIE } from './session-cookies.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,7 +30,7 @@ export function installAuthentication(app: FastifyInstance, authentication: Auth
       throw unauthorized(
         request.headers.authorization
           ? 'invalid API key'
-          : 'authentication required: send Authorization: Bearer <api key>',
+          : 'authentication required: send Authorization: Bearer <api key>, or sign in at /auth/login',
       );
     }
   });
@@ -45,7 +46,9 @@ async function resolvePrincipal(
     if (!match) return null;
     return (await authentication.authenticateApiKey(match[1]!)) ?? null;
   }
-  return (await authentication.authenticateSession?.(request)) ?? null;
+  const sessionCookie = request.cookies[SESSION_COOKIE];
+  if (sessionCookie === undefined) return null;
+  return (await authentication.authenticateSession(sessionCookie)) ?? null;
 }
 
 /** The caller of an authenticated route. Throws 401 if, against expectation, there is none. */

@@ -9,6 +9,7 @@ import { ApiError } from '../errors.ts';
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
     if (error instanceof ApiError) {
+      if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
       return reply.status(error.status).send({ error: error.message });
     }
     const fastifyError = error as FastifyError;

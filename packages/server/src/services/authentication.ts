@@ -1,9 +1,9 @@
-import type { FastifyRequest } from 'fastify';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashApiKey } from '../auth/secrets.ts';
 import { findKeyOwnerByHash, touchKey } from '../repositories/api-keys.ts';
+import type { SessionService } from './sessions.ts';
 
 // last_used_at is for people deciding which keys are stale, so minute
 // precision is plenty and saves a write on every request.
@@ -13,17 +13,21 @@ const LAST_USED_PRECISION_MS = 60_000;
 export class AuthenticationService {
   readonly #db: Database;
   readonly #clock: Clock;
+  readonly #sessions: SessionService;
 
-  constructor(deps: { db: Database; clock: Clock }) {
+  constructor(deps: { db: Database; clock: Clock; sessions: SessionService }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
+    this.#sessions = deps.sessions;
   }
 
   /**
-   * The principal behind a browser session cookie, when sessions are enabled
-   * (sign-in). Undefined here until the sign-in feature provides it.
+   * The principal behind a browser session cookie's value, or undefined for
+   * an unknown, revoked or expired session, or a deleted user.
    */
-  authenticateSession?: (request: FastifyRequest) => Promise<Principal | undefined>;
+  async authenticateSession(cookieValue: string): Promise<Principal | undefined> {
+    return this.#sessions.authenticate(cookieValue);
+  }
 
   /** The principal behind an API key, or undefined for an unknown or revoked key. */
   async authenticateApiKey(key: string): Promise<Principal | undefined> {

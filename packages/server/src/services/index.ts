@@ -3,6 +3,13 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { AuthenticationService } from './authentication.ts';
+import { SessionService } from './sessions.ts';
+import { SignInThrottle } from './sign-in-throttle.ts';
+import { BootstrapGate } from './bootstrap-gate.ts';
+import { SignInService } from './sign-in.ts';
+import { PasswordService } from './passwords.ts';
+import { OidcSignInService } from './oidc-sign-in.ts';
+import { createOidcRelyingParty } from '../adapters/oidc.ts';
 import { AuditService } from './audit.ts';
 import { UserService } from './users.ts';
 import { ApiKeyService } from './api-keys.ts';
@@ -26,6 +33,9 @@ export interface ServiceDeps {
 /** The server's services, built once per app. Routes reach them through `app.services`. */
 export interface Services {
   authentication: AuthenticationService;
+  signIn: SignInService;
+  oidcSignIn: OidcSignInService;
+  passwords: PasswordService;
   audit: AuditService;
   users: UserService;
   apiKeys: ApiKeyService;
@@ -42,13 +52,27 @@ export interface Services {
 export function createServices(deps: ServiceDeps): Services {
   // Every identity change is audited in its own transaction.
   const audit = new AuditService(deps);
+  const sessions = new SessionService(deps);
+  const throttle = new SignInThrottle(deps);
+  const bootstrapGate = new BootstrapGate(deps);
+  const oidc = deps.config.oidc;
   return {
     audit,
     users: new UserService({ ...deps, audit }),
     apiKeys: new ApiKeyService({ ...deps, audit }),
     serviceAccounts: new ServiceAccountService({ ...deps, audit }),
     bootstrap: new BootstrapService({ ...deps, audit }),
-    authentication: new AuthenticationService(deps),
+    authentication: new AuthenticationService({ ...deps, sessions }),
+    signIn: new SignInService({ ...deps, sessions, throttle, audit, bootstrap: bootstrapGate }),
+    passwords: new PasswordService({ ...deps, sessions, throttle, audit }),
+    oidcSignIn: new OidcSignInService({
+      ...deps,
+      sessions,
+      audit,
+      bootstrap: bootstrapGate,
+      policy: oidc,
+      relyingParty: oidc && createOidcRelyingParty(oidc),
+    }),
     schedule: new ScheduleService(deps),
     intake: new IntakeService(deps),
     incidents: new IncidentService(deps),

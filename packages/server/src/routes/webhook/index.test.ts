@@ -94,7 +94,7 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
   test('unknown keys (notification_reason, routeLabels, future alert fields) are ignored', async () => {
     const payload = notification({
       groupKey: 'unknown-keys',
-      alerts: [{ ...firingAlert({ name: 'UnknownKeys' }), someFutureField: { nested: true } } as never],
+      alerts: [{ ...firingAlert({ name: 'UnknownKeys' }), someFutureField: { nested: true } }],
       extra: { notification_reason: 'repeat', routeLabels: { team: 'db' }, somethingNew: [1, 2] },
     });
     const response = await post(payload);

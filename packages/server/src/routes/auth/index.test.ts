@@ -1,0 +1,381 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDatabase, createTestPglite } from '../../../../../test/support/databases.ts';
+import { startTestApp, ManualClock, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
+
+const HOUR = 3_600_000;
+
+/** Cookies a browser would hold after these Set-Cookie headers (name → value; cleared ones dropped). */
+function cookiesFrom(headers: Record<string, unknown>): Record<string, string> {
+  const raw = headers['set-cookie'];
+  const lines = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [raw as string];
+  const jar: Record<string, string> = {};
+  for (const line of lines) {
+    const [pair = ''] = line.split(';');
+    const at = pair.indexOf('=');
+    jar[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return jar;
+}
+
+interface Browser {
+  cookie: string;
+  csrf: string;
+}
+
+forEachDatabase('password sign-in, sessions and CSRF', (database) => {
+  const clock = new ManualClock('2026-07-27T10:00:00Z');
+  let server: TestApp;
+  let admin: TestUser;
+  let names = 0;
+
+  before(async () => {
+    server = await startTestApp(database(), { clock });
+    admin = await server.createUser('root-admin', 'admin');
+  });
+  after(() => server.close());
+
+  /** A member with a password set by the admin through the API. */
+  async function personWithPassword(
+    password = 'correct horse battery',
+  ): Promise<TestUser & { password: string }> {
+    const user = await server.createUser(`person-${++names}`);
+    const set = await server.request({
+      method: 'PUT',
+      url: `/api/users/${user.id}/password`,
+      payload: { password },
+      as: admin,
+    });
+    assert.equal(set.status, 204, JSON.stringify(set.body));
+    return { ...user, password };
+  }
+
+  async function signIn(username: string, password: string, address = '10.0.0.1'): Promise<Browser> {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username, password },
+      remoteAddress: address,
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    const jar = cookiesFrom(response.headers);
+    return { cookie: `terdut_session=${jar.terdut_session}`, csrf: jar.terdut_csrf! };
+  }
+
+  function asBrowser(browser: Browser, withCsrf = true): Record<string, string> {
+    return withCsrf ? { cookie: browser.cookie, 'x-csrf-token': browser.csrf } : { cookie: browser.cookie };
+  }
+
+  test('a password shorter than 12 characters is refused with 400 naming the field', async () => {
+    const user = await server.createUser(`short-${++names}`);
+    const response = await server.request({
+      method: 'PUT',
+      url: `/api/users/${user.id}/password`,
+      payload: { password: 'elevenchars' },
+      as: admin,
+    });
+    assert.equal(response.status, 400);
+    assert.match(response.body.error, /"password" must be at least 12 characters/);
+  });
+
+  test('signing in sets an HttpOnly, SameSite=Lax session cookie, and /api/me works with it', async () => {
+    const person = await personWithPassword();
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: person.username, password: person.password },
+    });
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.json().user.username, person.username);
+    assert.equal(response.json().has_password, true);
+    const setCookie = ([] as string[]).concat(response.headers['set-cookie'] as string[]);
+    const session = setCookie.find((line) => line.startsWith('terdut_session='))!;
+    assert.match(session, /HttpOnly/);
+    assert.match(session, /SameSite=Lax/);
+    assert.match(session, /Path=\//);
+    assert.doesNotMatch(session, /Secure/, 'plain HTTP without a public https URL: not Secure');
+    const csrf = setCookie.find((line) => line.startsWith('terdut_csrf='))!;
+    assert.doesNotMatch(csrf, /HttpOnly/, 'the web UI must be able to read the CSRF token');
+
+    const jar = cookiesFrom(response.headers);
+    const me = await server.request({
+      method: 'GET',
+      url: '/api/me',
+      headers: { cookie: `terdut_session=${jar.terdut_session}` },
+    });
+    assert.equal(me.status, 200);
+    assert.equal(me.body.user.id, person.id);
+    assert.equal(me.body.has_password, true);
+  });
+
+  test('the session cookie is Secure when the request arrived over HTTPS through a proxy', async () => {
+    const person = await personWithPassword();
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      headers: { 'x-forwarded-proto': 'https' },
+      payload: { username: person.username, password: person.password },
+    });
+    const setCookie = ([] as string[]).concat(response.headers['set-cookie'] as string[]);
+    assert.ok(setCookie.every((line) => /; Secure/.test(line)));
+  });
+
+  test('a wrong password and an unknown user get the same 401 answer, in comparable time', async () => {
+    const person = await personWithPassword();
+    const timed = async (username: string) => {
+      const started = performance.now();
+      const response = await server.request({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { username, password: 'not the password at all' },
+        remoteAddress: '10.9.9.9',
+      });
+      return { response, ms: performance.now() - started };
+    };
+    const wrong = await timed(person.username);
+    const unknown = await timed(`nobody-${names}`);
+    assert.equal(wrong.response.status, 401);
+    assert.deepEqual(wrong.response.body, { error: 'wrong username or password' });
+    assert.deepEqual(unknown.response.body, wrong.response.body);
+    // Both run scrypt (the unknown user against a dummy hash): tens of ms each.
+    assert.ok(
+      unknown.ms > wrong.ms / 3,
+      `unknown user answered in ${unknown.ms} ms, wrong password in ${wrong.ms} ms`,
+    );
+    assert.ok(unknown.ms > 20, `unknown user answered in ${unknown.ms} ms: no scrypt ran`);
+  });
+
+  test('signing out needs the CSRF token, then revokes the session', async () => {
+    const person = await personWithPassword();
+    const browser = await signIn(person.username, person.password);
+    const forged = await server.request({
+      method: 'POST',
+      url: '/auth/logout',
+      headers: asBrowser(browser, false),
+    });
+    assert.equal(forged.status, 403);
+    const out = await server.request({ method: 'POST', url: '/auth/logout', headers: asBrowser(browser) });
+    assert.equal(out.status, 204);
+    assert.match(String(out.headers['set-cookie']), /terdut_session=;/);
+    const me = await server.request({ method: 'GET', url: '/api/me', headers: asBrowser(browser) });
+    assert.equal(me.status, 401);
+  });
+
+  test('a cookie-authenticated change without the CSRF token is refused with 403; with it, it works', async () => {
+    const person = await personWithPassword();
+    const browser = await signIn(person.username, person.password);
+    const url = `/api/users/${person.id}/api-keys`;
+    const refused = await server.request({
+      method: 'POST',
+      url,
+      payload: { name: 'laptop' },
+      headers: asBrowser(browser, false),
+    });
+    assert.equal(refused.status, 403);
+    assert.match(refused.body.error, /CSRF token.*X-CSRF-Token/);
+    const wrongToken = await server.request({
+      method: 'POST',
+      url,
+      payload: { name: 'laptop' },
+      headers: { cookie: browser.cookie, 'x-csrf-token': 'x'.repeat(43) },
+    });
+    assert.equal(wrongToken.status, 403);
+    const crossSite = await server.request({
+      method: 'POST',
+      url,
+      payload: { name: 'laptop' },
+      headers: { ...asBrowser(browser), origin: 'https://evil.example' },
+    });
+    assert.equal(crossSite.status, 403);
+    assert.match(crossSite.body.error, /Origin https:\/\/evil.example/);
+
+    const allowed = await server.request({
+      method: 'POST',
+      url,
+      payload: { name: 'laptop' },
+      headers: asBrowser(browser),
+    });
+    assert.equal(allowed.status, 201);
+    // Reads need no token, and API keys are not affected at all.
+    assert.equal(
+      (await server.request({ method: 'GET', url, headers: asBrowser(browser, false) })).status,
+      200,
+    );
+    const withKey = await server.request({
+      method: 'POST',
+      url,
+      payload: { name: 'script' },
+      headers: { origin: 'https://elsewhere.example' },
+      as: person,
+    });
+    assert.equal(withKey.status, 201);
+  });
+
+  test('a session expires after the TTL without use, and use keeps it alive', async () => {
+    const person = await personWithPassword();
+    const browser = await signIn(person.username, person.password);
+    const me = () => server.request({ method: 'GET', url: '/api/me', headers: asBrowser(browser) });
+    clock.advance(11 * HOUR);
+    assert.equal((await me()).status, 200, 'used within the 12h TTL');
+    clock.advance(11 * HOUR);
+    assert.equal((await me()).status, 200, 'the last use moved the expiry');
+    clock.advance(12 * HOUR + 60_000);
+    assert.equal((await me()).status, 401, 'idle for longer than the TTL');
+  });
+
+  test('changing your own password needs the current one and signs you out everywhere else', async () => {
+    const person = await personWithPassword('first password 123');
+    const here = await signIn(person.username, person.password);
+    const elsewhere = await signIn(person.username, person.password);
+    const url = `/api/users/${person.id}/password`;
+
+    const missing = await server.request({
+      method: 'PUT',
+      url,
+      payload: { password: 'second password 456' },
+      headers: asBrowser(here),
+    });
+    assert.equal(missing.status, 400);
+    assert.match(missing.body.error, /current_password/);
+    const wrong = await server.request({
+      method: 'PUT',
+      url,
+      payload: { password: 'second password 456', current_password: 'not it at all' },
+      headers: asBrowser(here),
+    });
+    assert.equal(wrong.status, 403);
+    const changed = await server.request({
+      method: 'PUT',
+      url,
+      payload: { password: 'second password 456', current_password: 'first password 123' },
+      headers: asBrowser(here),
+    });
+    assert.equal(changed.status, 204);
+
+    assert.equal(
+      (await server.request({ method: 'GET', url: '/api/me', headers: asBrowser(here) })).status,
+      200,
+    );
+    assert.equal(
+      (await server.request({ method: 'GET', url: '/api/me', headers: asBrowser(elsewhere) })).status,
+      401,
+    );
+    const old = await server.request({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: person.username, password: 'first password 123' },
+    });
+    assert.equal(old.status, 401);
+    await signIn(person.username, 'second password 456');
+  });
+
+  test("an admin's password reset revokes all of that person's sessions; members cannot set others'", async () => {
+    const person = await personWithPassword();
+    const other = await personWithPassword();
+    const browser = await signIn(person.username, person.password);
+    const byMember = await server.request({
+      method: 'PUT',
+      url: `/api/users/${other.id}/password`,
+      payload: { password: 'taken over 123456' },
+      headers: asBrowser(browser),
+    });
+    assert.equal(byMember.status, 403);
+    const reset = await server.request({
+      method: 'PUT',
+      url: `/api/users/${person.id}/password`,
+      payload: { password: 'fresh from the admin' },
+      as: admin,
+    });
+    assert.equal(reset.status, 204);
+    assert.equal(
+      (await server.request({ method: 'GET', url: '/api/me', headers: asBrowser(browser) })).status,
+      401,
+    );
+    const audit = await database().query<{ action: string }>(
+      `SELECT action FROM audit_log WHERE target = $1 ORDER BY id`,
+      [`user:${person.id}`],
+    );
+    assert.ok(audit.rows.some((row) => row.action === 'user.password_changed'));
+    assert.ok(audit.rows.some((row) => row.action === 'sign_in'));
+  });
+
+  test('deleting a person ends their sessions', async () => {
+    const person = await personWithPassword();
+    const browser = await signIn(person.username, person.password);
+    const deleted = await server.request({ method: 'DELETE', url: `/api/users/${person.id}`, as: admin });
+    assert.equal(deleted.status, 204);
+    assert.equal(
+      (await server.request({ method: 'GET', url: '/api/me', headers: asBrowser(browser) })).status,
+      401,
+    );
+  });
+
+  test('after 5 failures for a username, sign-in answers 429 with Retry-After, even with the right password', async () => {
+    const person = await personWithPassword();
+    for (let i = 0; i < 5; i++) {
+      const failed = await server.request({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { username: person.username, password: `guess number ${i}` },
+        remoteAddress: `10.1.0.${i}`,
+      });
+      assert.equal(failed.status, 401);
+    }
+    const limited = await server.request({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: person.username, password: person.password },
+      remoteAddress: '10.1.0.99',
+    });
+    assert.equal(limited.status, 429);
+    assert.match(limited.body.error, /too many failed sign-ins for this username/);
+    const retryAfter = Number(limited.headers['retry-after']);
+    assert.ok(retryAfter > 0 && retryAfter <= 15 * 60, `Retry-After: ${retryAfter}`);
+
+    clock.advance(retryAfter * 1000);
+    await signIn(person.username, person.password, '10.1.0.99');
+  });
+
+  test('after 30 failures from one address, that address is refused for every username', async () => {
+    const person = await personWithPassword();
+    for (let i = 0; i < 30; i++) {
+      const failed = await server.request({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { username: `sprayed-${i}`, password: 'password1234' },
+        remoteAddress: '192.0.2.66',
+      });
+      assert.equal(failed.status, 401);
+    }
+    const limited = await server.request({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: person.username, password: person.password },
+      remoteAddress: '192.0.2.66',
+    });
+    assert.equal(limited.status, 429);
+    assert.match(limited.body.error, /from your address/);
+    await signIn(person.username, person.password, '192.0.2.67');
+  });
+});
+
+test('before bootstrap, password sign-in is refused with "not set up" and writes nothing', async () => {
+  const db = await createTestPglite();
+  const server = await startTestApp(db);
+  try {
+    const response = await server.request({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: 'anyone', password: 'whatever password' },
+    });
+    assert.equal(response.status, 403);
+    assert.deepEqual(response.body, { error: 'this server has not been set up yet' });
+    for (const table of ['users', 'sessions', 'sign_in_failures', 'audit_log']) {
+      const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+      assert.equal(count.rows[0]!.n, 0, `${table} is empty`);
+    }
+  } finally {
+    await server.close();
+    await db.close();
+  }
+});

@@ -1,0 +1,180 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../http/authentication.ts';
+import {
+  arrivedOverHttps,
+  clearSessionCookies,
+  SESSION_COOKIE,
+  setSessionCookies,
+} from '../../http/session-cookies.ts';
+import { OIDC_FLOW_TTL_MS, type OidcSignInService } from '../../services/oidc-sign-in.ts';
+import type { SignInService } from '../../services/sign-in.ts';
+import type { PasswordService } from '../../services/passwords.ts';
+import { ErrorSchema, UserSchema, serializeUser } from '../users/wire.ts';
+import { MAX_PASSWORD_LENGTH } from '../../auth/password-hash.ts';
+
+/** Holds the signed OIDC state, nonce and PKCE verifier between the redirect out and the callback. */
+const OIDC_FLOW_COOKIE = 'terdut_oidc';
+const OIDC_FLOW_PATH = '/auth/oidc';
+
+export interface SignInRouteDeps {
+  signIn: SignInService;
+  oidc: OidcSignInService;
+  passwords: PasswordService;
+  publicUrl: string | undefined;
+}
+
+/**
+ * Browser sign-in: `/auth/login`, `/auth/logout`, `/auth/oidc/login`,
+ * `/auth/oidc/callback`, and `PUT /api/users/{id}/password`.
+ */
+export function signInRoutes(deps: SignInRouteDeps) {
+  return async (plain: FastifyInstance): Promise<void> => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
+    const tags = ['sign-in'];
+    const { publicUrl } = deps;
+
+    app.post(
+      '/auth/login',
+      {
+        schema: {
+          tags,
+          summary: 'Sign in with a username and password; sets the session and CSRF cookies',
+          description:
+            '403 before the instance is bootstrapped, 401 for a wrong username or password, 429 (Retry-After) ' +
+            'after too many failures for the username or from the address.',
+          security: [],
+          body: Type.Object({
+            username: Type.String({ minLength: 1, maxLength: 256 }),
+            password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
+          }),
+          response: {
+            200: Type.Object({ user: UserSchema, has_password: Type.Boolean() }),
+            401: ErrorSchema,
+            403: ErrorSchema,
+            429: ErrorSchema,
+          },
+        },
+      },
+      async (request, reply) => {
+        const { user, session } = await deps.signIn.signInWithPassword({
+          username: request.body.username,
+          password: request.body.password,
+          clientAddress: request.ip,
+        });
+        setSessionCookies(reply, request, session, publicUrl);
+        return { user: serializeUser(user), has_password: true };
+      },
+    );
+
+    app.post(
+      '/auth/logout',
+      {
+        schema: {
+          tags,
+          summary: 'Sign out: revokes the session and clears its cookies (needs X-CSRF-Token)',
+          security: [],
+          response: { 204: Type.Null(), 403: ErrorSchema },
+        },
+      },
+      async (request, reply) => {
+        await deps.signIn.signOut(
+          request.principal?.via === 'session' ? request.cookies[SESSION_COOKIE] : undefined,
+        );
+        clearSessionCookies(reply, request, publicUrl);
+        return reply.status(204).send(null);
+      },
+    );
+
+    app.get(
+      '/auth/oidc/login',
+      {
+        schema: {
+          tags,
+          summary: 'Start OIDC sign-in: redirects to the identity provider',
+          description: '404 when OIDC is not configured, 502 when the provider cannot be reached.',
+          security: [],
+          response: { 302: Type.Null(), 404: ErrorSchema, 502: ErrorSchema },
+        },
+      },
+      async (request, reply) => {
+        const { redirectTo, flowCookie } = await deps.oidc.begin();
+        reply.setCookie(OIDC_FLOW_COOKIE, flowCookie, {
+          httpOnly: true,
+          // Lax: the provider's redirect back is a top-level GET, which carries it.
+          sameSite: 'lax',
+          path: OIDC_FLOW_PATH,
+          secure: arrivedOverHttps(request, publicUrl),
+          maxAge: OIDC_FLOW_TTL_MS / 1000,
+        });
+        return reply.redirect(redirectTo, 302);
+      },
+    );
+
+    app.get(
+      '/auth/oidc/callback',
+      {
+        schema: {
+          tags,
+          summary: 'Where the identity provider sends the browser back; starts a session and redirects to /',
+          description:
+            '403 before the instance is bootstrapped, for people outside TERDUT_OIDC_ALLOWED_GROUPS, and when the ' +
+            'provider refused the sign-in; 400 when no sign-in is in progress; 502 when the provider fails.',
+          security: [],
+          response: {
+            302: Type.Null(),
+            400: ErrorSchema,
+            403: ErrorSchema,
+            404: ErrorSchema,
+            502: ErrorSchema,
+          },
+        },
+      },
+      async (request, reply) => {
+        const flowCookie = request.cookies[OIDC_FLOW_COOKIE];
+        // The flow is single-use whatever happens next.
+        reply.clearCookie(OIDC_FLOW_COOKIE, { path: OIDC_FLOW_PATH });
+        // Built from TERDUT_PUBLIC_URL, not the Host header, so it matches
+        // the registered redirect URI exactly.
+        const base = (publicUrl ?? `http://${request.headers.host ?? 'localhost'}`).replace(/\/+$/, '');
+        const callbackUrl = new URL(base + request.url);
+        const session = await deps.oidc.complete({ callbackUrl, flowCookie, clientAddress: request.ip });
+        setSessionCookies(reply, request, session, publicUrl);
+        return reply.redirect('/', 302);
+      },
+    );
+
+    app.put(
+      '/api/users/:id/password',
+      {
+        schema: {
+          tags: ['users'],
+          summary: "Set a password (your own, or anyone's as an admin)",
+          description:
+            '`current_password` is required (400 when missing, 403 when wrong) when people change their own ' +
+            "existing password. The user's other sessions are revoked.",
+          params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+          body: Type.Object({
+            password: Type.String({ maxLength: MAX_PASSWORD_LENGTH }),
+            current_password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_LENGTH })),
+          }),
+          response: {
+            204: Type.Null(),
+            400: ErrorSchema,
+            403: ErrorSchema,
+            404: ErrorSchema,
+            429: ErrorSchema,
+          },
+        },
+      },
+      async (request, reply) => {
+        await deps.passwords.setPassword(principalOf(request), request.params.id, {
+          password: request.body.password,
+          currentPassword: request.body.current_password,
+          clientAddress: request.ip,
+        });
+        return reply.status(204).send(null);
+      },
+    );
+  };
+}

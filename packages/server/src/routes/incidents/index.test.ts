@@ -1,0 +1,352 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDatabase } from '../../../../../test/support/databases.ts';
+import { ManualClock, startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
+import { firingAlert, notification } from '../../../../../test/support/alertmanager-payloads.ts';
+
+forEachDatabase('incidents API', (database) => {
+  let server: TestApp;
+  let alertmanager: TestUser;
+  let alice: TestUser;
+  let bob: TestUser;
+  let admin: TestUser;
+  const clock = new ManualClock('2026-07-27T10:00:00Z');
+  let groups = 0;
+
+  before(async () => {
+    server = await startTestApp(database(), { clock });
+    alertmanager = await server.createUser('am-incidents', 'member');
+    alice = await server.createUser('alice-incidents', 'member');
+    bob = await server.createUser('bob-incidents', 'member');
+    admin = await server.createUser('admin-incidents', 'admin');
+  });
+  after(() => server.close());
+
+  /** Opens a new incident through the webhook, as Alertmanager would. */
+  const openIncident = async (spec: { severity?: string } = {}): Promise<number> => {
+    groups += 1;
+    const response = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      payload: notification({
+        groupKey: `incidents-api-${groups}`,
+        alerts: [firingAlert({ name: `Api${groups}`, ...spec })],
+      }),
+      as: alertmanager,
+    });
+    assert.equal(response.status, 200);
+    return response.body.incident_id as number;
+  };
+  const call = (method: 'GET' | 'POST' | 'DELETE', url: string, as: TestUser, payload?: object) =>
+    server.request({ method, url, as, ...(payload !== undefined ? { payload } : {}) });
+  const timelineTypes = async (id: number) =>
+    ((await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[]).map((event) => event.type);
+
+  test('every incident endpoint refuses callers without credentials with 401', async () => {
+    const id = await openIncident();
+    for (const [method, url] of [
+      ['GET', '/api/incidents'],
+      ['GET', `/api/incidents/${id}`],
+      ['GET', `/api/incidents/${id}/timeline`],
+      ['POST', `/api/incidents/${id}/acknowledge`],
+      ['DELETE', `/api/incidents/${id}/acknowledge`],
+      ['POST', `/api/incidents/${id}/assign`],
+      ['POST', `/api/incidents/${id}/snooze`],
+      ['DELETE', `/api/incidents/${id}/snooze`],
+      ['POST', `/api/incidents/${id}/resolve`],
+      ['POST', `/api/incidents/${id}/archive`],
+      ['DELETE', `/api/incidents/${id}/archive`],
+      ['POST', `/api/incidents/${id}/notes`],
+      ['DELETE', `/api/incidents/${id}/notes/1`],
+    ] as const) {
+      const response = await server.request({ method, url });
+      assert.equal(response.status, 401, `${method} ${url}`);
+    }
+  });
+
+  test('an incident has exactly the contract fields, absent ones omitted rather than null', async () => {
+    const id = await openIncident({ severity: 'warning' });
+    const response = await call('GET', `/api/incidents/${id}`, alice);
+    assert.equal(response.status, 200);
+    assert.deepEqual(Object.keys(response.body).sort(), [
+      'alerts',
+      'group_key',
+      'group_labels',
+      'id',
+      'severity',
+      'status',
+      'title',
+      'triggered_at',
+    ]);
+    assert.equal(response.body.status, 'triggered');
+    assert.equal(response.body.triggered_at, clock.now().toISOString());
+    assert.equal(response.body.alerts.length, 1);
+    const list = await call('GET', '/api/incidents', alice);
+    const listed = (list.body as any[]).find((item) => item.id === id);
+    assert.equal('alerts' in listed, false, 'alerts only on GET /api/incidents/{id}');
+  });
+
+  test('unknown incidents answer 404 and malformed ids 400', async () => {
+    assert.equal((await call('GET', '/api/incidents/999999', alice)).status, 404);
+    assert.equal((await call('GET', '/api/incidents/999999/timeline', alice)).status, 404);
+    assert.equal((await call('POST', '/api/incidents/999999/acknowledge', alice)).status, 404);
+    assert.equal((await call('POST', '/api/incidents/999999/resolve', alice)).status, 404);
+    assert.equal((await call('POST', '/api/incidents/999999/notes', alice, { content: 'x' })).status, 404);
+    const bad = await call('GET', '/api/incidents/abc', alice);
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error, /id/);
+  });
+
+  test('acknowledge sets who and when; taking it back clears them; both are on the timeline', async () => {
+    const id = await openIncident();
+    clock.advance(60_000);
+    const ack = await call('POST', `/api/incidents/${id}/acknowledge`, alice);
+    assert.equal(ack.status, 200);
+    assert.equal(ack.body.status, 'acknowledged');
+    assert.equal(ack.body.acknowledged_by, alice.username);
+    assert.equal(ack.body.acknowledged_by_id, alice.id);
+    assert.equal(ack.body.acknowledged_at, clock.now().toISOString());
+
+    // Acknowledging again changes nothing.
+    const again = await call('POST', `/api/incidents/${id}/acknowledge`, bob);
+    assert.equal(again.status, 200);
+    assert.equal(again.body.acknowledged_by, alice.username);
+
+    const undo = await call('DELETE', `/api/incidents/${id}/acknowledge`, bob);
+    assert.equal(undo.status, 204);
+    assert.equal(undo.body, '');
+    const after = (await call('GET', `/api/incidents/${id}`, alice)).body;
+    assert.equal(after.status, 'triggered');
+    for (const field of ['acknowledged_by', 'acknowledged_by_id', 'acknowledged_at']) {
+      assert.equal(field in after, false, field);
+    }
+    const events = (await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[];
+    const ackEvent = events.find((event) => event.type === 'acknowledged');
+    assert.equal(ackEvent.user_id, alice.id);
+    assert.equal(ackEvent.username, alice.username);
+    assert.equal(events.at(-1).type, 'unacknowledged');
+    assert.equal(events.at(-1).username, bob.username);
+  });
+
+  test('assign names the assignee (404 for no such user); the event carries the assignee', async () => {
+    const id = await openIncident();
+    const assigned = await call('POST', `/api/incidents/${id}/assign`, alice, { user_id: bob.id });
+    assert.equal(assigned.status, 200);
+    assert.equal(assigned.body.assigned_to, bob.username);
+    assert.equal(assigned.body.assigned_to_id, bob.id);
+    const event = ((await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[]).at(-1);
+    assert.equal(event.type, 'assigned');
+    assert.equal(event.user_id, bob.id);
+    assert.equal(event.username, bob.username);
+
+    assert.equal((await call('POST', `/api/incidents/${id}/assign`, alice, { user_id: 999999 })).status, 404);
+    const missing = await call('POST', `/api/incidents/${id}/assign`, alice, {});
+    assert.equal(missing.status, 400);
+    assert.match(missing.body.error, /user_id/);
+    assert.equal((await call('POST', `/api/incidents/${id}/assign`, alice, { user_id: 'bob' })).status, 400);
+  });
+
+  test('a deleted user keeps their name on the incidents they acknowledged and were assigned', async () => {
+    const carol = await server.createUser('carol-incidents', 'member');
+    const id = await openIncident();
+    await call('POST', `/api/incidents/${id}/acknowledge`, carol);
+    await call('POST', `/api/incidents/${id}/assign`, alice, { user_id: carol.id });
+    await database().query('UPDATE users SET deleted_at = now() WHERE id = $1', [carol.id]);
+    const detail = (await call('GET', `/api/incidents/${id}`, alice)).body;
+    assert.equal(detail.acknowledged_by, 'carol-incidents');
+    assert.equal(detail.assigned_to, 'carol-incidents');
+    // Deleted users cannot be assigned anew.
+    const other = await openIncident();
+    assert.equal(
+      (await call('POST', `/api/incidents/${other}/assign`, alice, { user_id: carol.id })).status,
+      404,
+    );
+  });
+
+  test('snooze takes Go-style durations, hides the incident from the default list until it expires', async () => {
+    const id = await openIncident();
+    const snoozed = await call('POST', `/api/incidents/${id}/snooze`, alice, { duration: '1h30m' });
+    assert.equal(snoozed.status, 200);
+    assert.equal(snoozed.body.snoozed_until, new Date(clock.now().getTime() + 90 * 60_000).toISOString());
+
+    const ids = async (query: string) =>
+      ((await call('GET', `/api/incidents${query}`, alice)).body as any[]).map((item) => item.id);
+    assert.equal((await ids('')).includes(id), false, 'hidden from the default list');
+    assert.equal((await ids('?snoozed=true')).includes(id), true);
+
+    // It expires by time alone.
+    clock.advance(91 * 60_000);
+    assert.equal((await ids('')).includes(id), true);
+    assert.equal((await ids('?snoozed=true')).includes(id), false);
+
+    await call('POST', `/api/incidents/${id}/snooze`, alice, { duration: '30m' });
+    assert.equal((await ids('?snoozed=true')).includes(id), true);
+    const unsnooze = await call('DELETE', `/api/incidents/${id}/snooze`, bob);
+    assert.equal(unsnooze.status, 204);
+    assert.equal((await ids('')).includes(id), true);
+    assert.equal('snoozed_until' in (await call('GET', `/api/incidents/${id}`, alice)).body, false);
+    assert.deepEqual((await timelineTypes(id)).slice(-3), ['snoozed', 'snoozed', 'unsnoozed']);
+  });
+
+  test('snooze refuses anything but a positive Go-style duration with 400 naming the field', async () => {
+    const id = await openIncident();
+    for (const duration of ['', '90', '1d', 'soon', '-5m', '0m', '1h 30m', '9999h']) {
+      const response = await call('POST', `/api/incidents/${id}/snooze`, alice, { duration });
+      assert.equal(response.status, 400, duration);
+      assert.match(response.body.error, /duration/, duration);
+    }
+    assert.equal((await call('POST', `/api/incidents/${id}/snooze`, alice, {})).status, 400);
+    for (const duration of ['30m', '2h', '1h30m', '45s']) {
+      assert.equal(
+        (await call('POST', `/api/incidents/${id}/snooze`, alice, { duration })).status,
+        200,
+        duration,
+      );
+    }
+  });
+
+  test('resolve closes the incident by hand; everything but notes and archive then answers 409', async () => {
+    const id = await openIncident();
+    clock.advance(60_000);
+    const resolved = await call('POST', `/api/incidents/${id}/resolve`, alice);
+    assert.equal(resolved.status, 200);
+    assert.equal(resolved.body.status, 'resolved');
+    assert.equal(resolved.body.resolution_source, 'manual');
+    assert.equal(resolved.body.resolved_at, clock.now().toISOString());
+    const event = ((await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[]).at(-1);
+    assert.equal(event.type, 'resolved');
+    assert.equal(event.username, alice.username);
+
+    for (const [method, url, payload] of [
+      ['POST', `/api/incidents/${id}/resolve`, undefined],
+      ['POST', `/api/incidents/${id}/acknowledge`, undefined],
+      ['DELETE', `/api/incidents/${id}/acknowledge`, undefined],
+      ['POST', `/api/incidents/${id}/assign`, { user_id: bob.id }],
+      ['POST', `/api/incidents/${id}/snooze`, { duration: '1h' }],
+      ['DELETE', `/api/incidents/${id}/snooze`, undefined],
+    ] as const) {
+      const response = await call(method, url, bob, payload);
+      assert.equal(response.status, 409, `${method} ${url}`);
+      assert.deepEqual(response.body, { error: 'incident is resolved' });
+    }
+    const note = await call('POST', `/api/incidents/${id}/notes`, bob, {
+      content: 'post-mortem: disk was full',
+    });
+    assert.equal(note.status, 201);
+  });
+
+  test('only resolved incidents can be archived; archived ones leave the default lists', async () => {
+    const id = await openIncident();
+    const early = await call('POST', `/api/incidents/${id}/archive`, alice);
+    assert.equal(early.status, 409);
+    assert.match(early.body.error, /only resolved incidents/);
+
+    await call('POST', `/api/incidents/${id}/resolve`, alice);
+    clock.advance(60_000);
+    const archived = await call('POST', `/api/incidents/${id}/archive`, alice);
+    assert.equal(archived.status, 200);
+    assert.equal(archived.body.archived_at, clock.now().toISOString());
+
+    const ids = async (query: string) =>
+      ((await call('GET', `/api/incidents${query}`, alice)).body as any[]).map((item) => item.id);
+    assert.equal((await ids('?status=resolved')).includes(id), false);
+    assert.equal((await ids('?archived=true')).includes(id), true);
+    // Its alerts are archived with it.
+    const detail = (await call('GET', `/api/incidents/${id}`, alice)).body;
+    assert.equal(detail.alerts[0].archived_at, clock.now().toISOString());
+
+    const unarchive = await call('DELETE', `/api/incidents/${id}/archive`, alice);
+    assert.equal(unarchive.status, 204);
+    assert.equal((await ids('?status=resolved')).includes(id), true);
+    const after = (await call('GET', `/api/incidents/${id}`, alice)).body;
+    assert.equal('archived_at' in after, false);
+    assert.equal('archived_at' in after.alerts[0], false);
+    assert.equal((await call('POST', '/api/incidents/999999/archive', alice)).status, 404);
+  });
+
+  test('the list is newest first; status filters; limit caps it; bad filters are 400', async () => {
+    const older = await openIncident();
+    clock.advance(60_000);
+    const newer = await openIncident();
+    const list = ((await call('GET', '/api/incidents?limit=2', alice)).body as any[]).map((item) => item.id);
+    assert.deepEqual(list, [newer, older]);
+    await call('POST', `/api/incidents/${newer}/acknowledge`, alice);
+    const acknowledged = (await call('GET', '/api/incidents?status=acknowledged', alice)).body as any[];
+    assert.ok(acknowledged.every((item) => item.status === 'acknowledged'));
+    assert.ok(acknowledged.some((item) => item.id === newer));
+    const triggered = (await call('GET', '/api/incidents?status=triggered', alice)).body as any[];
+    assert.ok(triggered.every((item) => item.status === 'triggered'));
+    const open = (await call('GET', '/api/incidents', alice)).body as any[];
+    assert.ok(open.every((item) => item.status !== 'resolved'));
+
+    assert.equal((await call('GET', '/api/incidents?status=closed', alice)).status, 400);
+    assert.equal((await call('GET', '/api/incidents?limit=0', alice)).status, 400);
+    assert.equal((await call('GET', '/api/incidents?limit=many', alice)).status, 400);
+    assert.equal((await call('GET', '/api/incidents?archived=maybe', alice)).status, 400);
+  });
+
+  test('notes: 201 with the event; content must be non-empty; only your own notes, only notes can be deleted', async () => {
+    const id = await openIncident();
+    const note = await call('POST', `/api/incidents/${id}/notes`, alice, { content: 'looking into it' });
+    assert.equal(note.status, 201);
+    assert.deepEqual(Object.keys(note.body).sort(), [
+      'created_at',
+      'detail',
+      'id',
+      'incident_id',
+      'type',
+      'user_id',
+      'username',
+    ]);
+    assert.equal(note.body.type, 'note');
+    assert.equal(note.body.detail, 'looking into it');
+    assert.equal(note.body.incident_id, id);
+    assert.equal(note.body.user_id, alice.id);
+
+    for (const payload of [{}, { content: '' }, { content: '   ' }, { content: ['a', 'b'] }]) {
+      const bad = await call('POST', `/api/incidents/${id}/notes`, alice, payload);
+      assert.equal(bad.status, 400, JSON.stringify(payload));
+      assert.match(bad.body.error, /content/);
+    }
+
+    const notYours = await call('DELETE', `/api/incidents/${id}/notes/${note.body.id}`, bob);
+    assert.equal(notYours.status, 403);
+    const adminToo = await call('DELETE', `/api/incidents/${id}/notes/${note.body.id}`, admin);
+    assert.equal(adminToo.status, 403);
+
+    const triggered = ((await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[])[0];
+    assert.equal(triggered.type, 'triggered');
+    const notANote = await call('DELETE', `/api/incidents/${id}/notes/${triggered.id}`, alice);
+    assert.equal(notANote.status, 409);
+    assert.match(notANote.body.error, /only notes/);
+
+    assert.equal((await call('DELETE', `/api/incidents/${id}/notes/999999`, alice)).status, 404);
+    const other = await openIncident();
+    assert.equal((await call('DELETE', `/api/incidents/${other}/notes/${note.body.id}`, alice)).status, 404);
+
+    const deleted = await call('DELETE', `/api/incidents/${id}/notes/${note.body.id}`, alice);
+    assert.equal(deleted.status, 204);
+    assert.equal((await timelineTypes(id)).includes('note'), false);
+  });
+
+  test('the timeline is oldest first and server events carry no user', async () => {
+    const id = await openIncident();
+    clock.advance(1000);
+    await call('POST', `/api/incidents/${id}/acknowledge`, alice);
+    clock.advance(1000);
+    await call('POST', `/api/incidents/${id}/notes`, bob, { content: 'hi' });
+    const events = (await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[];
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['triggered', 'alert_added', 'acknowledged', 'note'],
+    );
+    const times = events.map((event) => Date.parse(event.created_at));
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => a - b),
+    );
+    assert.equal('user_id' in events[0], false);
+    assert.equal('username' in events[0], false);
+    assert.equal(typeof events[1].alert_id, 'number');
+  });
+});

@@ -1,0 +1,92 @@
+import type { Database } from '../db/database.ts';
+import type { AuditService } from './audit.ts';
+import type { SessionService, StartedSession } from './sessions.ts';
+import type { SignInThrottle } from './sign-in-throttle.ts';
+import type { BootstrapGate } from './bootstrap-gate.ts';
+import { forbidden, unauthorized } from '../errors.ts';
+import { dummyPasswordHash, verifyPassword } from '../auth/password-hash.ts';
+import { findPasswordHolderByUsername } from '../repositories/passwords.ts';
+import { findUserById, type UserRow } from '../repositories/users.ts';
+
+/** The answer every sign-in gives before the instance is bootstrapped (bootstrap-protocol.md). */
+export const NOT_SET_UP_MESSAGE = 'this server has not been set up yet';
+
+/** Throws 403 "not set up" unless the instance is bootstrapped; shared by every way of signing in. */
+export async function requireBootstrapped(gate: BootstrapGate): Promise<void> {
+  if (!(await gate.isBootstrapped())) throw forbidden(NOT_SET_UP_MESSAGE);
+}
+
+/** Password sign-in and sign-out. */
+export class SignInService {
+  readonly #db: Database;
+  readonly #sessions: SessionService;
+  readonly #throttle: SignInThrottle;
+  readonly #audit: AuditService;
+  readonly #bootstrap: BootstrapGate;
+
+  constructor(deps: {
+    db: Database;
+    sessions: SessionService;
+    throttle: SignInThrottle;
+    audit: AuditService;
+    bootstrap: BootstrapGate;
+  }) {
+    this.#db = deps.db;
+    this.#sessions = deps.sessions;
+    this.#throttle = deps.throttle;
+    this.#audit = deps.audit;
+    this.#bootstrap = deps.bootstrap;
+  }
+
+  /**
+   * Checks a username and password and starts a session. 403 before
+   * bootstrap (nothing written), 429 when rate limited, 401 for a wrong
+   * username or password (the same message and, thanks to the dummy hash,
+   * the same time whether or not the user exists).
+   */
+  async signInWithPassword(input: {
+    username: string;
+    password: string;
+    clientAddress: string;
+  }): Promise<{ user: UserRow; session: StartedSession }> {
+    await requireBootstrapped(this.#bootstrap);
+    await this.#throttle.check(input.username, input.clientAddress);
+
+    const holder = await findPasswordHolderByUsername(this.#db, input.username);
+    const storedHash = holder?.password_hash ?? (await dummyPasswordHash());
+    const matches = await verifyPassword(input.password, storedHash);
+
+    if (!holder || holder.password_hash === null || !matches) {
+      await this.#db.transaction(async (tx) => {
+        await this.#throttle.recordFailure(tx, input.username, input.clientAddress);
+        await this.#audit.record(tx, {
+          actor: { name: 'anonymous' },
+          action: 'sign_in.failed',
+          target: holder ? `user:${holder.id}` : undefined,
+          detail: { method: 'password', username: input.username.slice(0, 100) },
+          clientAddress: input.clientAddress,
+        });
+      });
+      throw unauthorized('wrong username or password');
+    }
+
+    return this.#db.transaction(async (tx) => {
+      await this.#throttle.recordSuccess(tx, holder.username);
+      const session = await this.#sessions.start(tx, holder.id, 'password');
+      await this.#audit.record(tx, {
+        actor: { userId: holder.id, username: holder.username },
+        action: 'sign_in',
+        target: `user:${holder.id}`,
+        detail: { method: 'password' },
+        clientAddress: input.clientAddress,
+      });
+      const user = await findUserById(tx, holder.id);
+      return { user: user!, session };
+    });
+  }
+
+  /** Ends the session behind the cookie, if any. Always succeeds (signing out twice is fine). */
+  async signOut(sessionCookie: string | undefined): Promise<void> {
+    if (sessionCookie !== undefined) await this.#sessions.end(sessionCookie);
+  }
+}
