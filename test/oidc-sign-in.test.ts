@@ -1,0 +1,221 @@
+/**
+ * OIDC sign-in against a real OpenID Provider, over HTTP, as a browser walks
+ * it: terdut /auth/oidc/login → provider login form → consent → terdut
+ * callback → `/`. The instance is bootstrapped (an admin exists) here; the
+ * not-yet-bootstrapped case is test/seed-incident.test.ts.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDatabase } from './support/databases.ts';
+import { testConfig, startTestApp } from './support/app.ts';
+import { insertUser } from '../packages/server/src/repositories/users.ts';
+import { TestBrowser } from './support/browser.ts';
+import { endedAtCallback, freePort, startSignInStack, type SignInStack } from './support/sign-in-stack.ts';
+import type { TestPerson } from './peers/oidc.ts';
+import { createTestPglite } from './support/databases.ts';
+
+const carol: TestPerson = {
+  subject: 'sub-carol',
+  username: 'carol',
+  password: 'carol-password-1',
+  email: 'carol@example.com',
+  groups: ['oncall'],
+};
+const dave: TestPerson = {
+  subject: 'sub-dave',
+  username: 'dave',
+  password: 'dave-password-12',
+  email: 'dave@example.com',
+  groups: ['oncall', 'sre-leads'],
+};
+const eve: TestPerson = {
+  subject: 'sub-eve',
+  username: 'eve',
+  password: 'eve-password-123',
+  email: 'eve@example.com',
+  groups: ['marketing'],
+};
+// Same preferred_username as an existing local user.
+const otherAdmin: TestPerson = {
+  subject: 'sub-admin-2',
+  username: 'admin',
+  password: 'admin-password-1',
+  email: 'admin2@example.com',
+  groups: ['oncall'],
+};
+
+forEachDatabase('OIDC sign-in with a real provider', (database) => {
+  let stack: SignInStack;
+
+  before(async () => {
+    await insertUser(database(), { username: 'admin', email: 'admin@example.com', role: 'admin' });
+    stack = await startSignInStack({
+      db: database(),
+      people: [carol, dave, eve, otherAdmin],
+      env: { TERDUT_OIDC_ALLOWED_GROUPS: 'oncall', TERDUT_OIDC_ADMIN_GROUPS: 'sre-leads' },
+    });
+  });
+  after(() => stack.close());
+
+  const countUsers = async () =>
+    (await database().query<{ n: number }>(`SELECT count(*)::int AS n FROM users`)).rows[0]!.n;
+  const me = (browser: TestBrowser) => browser.fetchJson(`${stack.url}/api/me`, { method: 'GET' });
+
+  test('a person in an allowed group is created as a member on first sign-in and lands on / signed in', async () => {
+    const browser = new TestBrowser();
+    const before = await countUsers();
+    const end = await stack.signIn(browser, carol);
+    assert.equal(end.url, `${stack.url}/`, `ended at ${end.url}: ${end.text}`);
+    assert.ok(browser.cookie(stack.url, 'terdut_session'));
+    const who = await me(browser);
+    assert.equal(who.status, 200);
+    assert.equal(who.json.user.username, 'carol');
+    assert.equal(who.json.user.email, 'carol@example.com');
+    assert.equal(who.json.user.role, 'member');
+    assert.equal(who.json.has_password, false);
+    assert.equal(await countUsers(), before + 1);
+    const audit = await database().query<{ action: string }>(
+      `SELECT action FROM audit_log WHERE target = $1 ORDER BY id`,
+      [`user:${who.json.user.id}`],
+    );
+    assert.deepEqual(
+      audit.rows.map((row) => row.action),
+      ['user.created', 'sign_in'],
+    );
+  });
+
+  test('a second sign-in of the same identity finds the same user', async () => {
+    const first = await me(await signedIn(carol));
+    const users = await countUsers();
+    const second = await me(await signedIn(carol));
+    assert.equal(second.json.user.id, first.json.user.id);
+    assert.equal(await countUsers(), users);
+  });
+
+  test('an email change at the provider updates the email and creates no second user', async () => {
+    const before = await me(await signedIn(carol));
+    const users = await countUsers();
+    stack.idp.setPerson({ ...carol, email: 'carol.new@example.com' });
+    try {
+      const after = await me(await signedIn(carol));
+      assert.equal(after.json.user.id, before.json.user.id);
+      assert.equal(after.json.user.email, 'carol.new@example.com');
+      assert.equal(await countUsers(), users);
+    } finally {
+      stack.idp.setPerson(carol);
+    }
+  });
+
+  test('a person outside the allowed groups is refused with 403 and not created', async () => {
+    const browser = new TestBrowser();
+    const users = await countUsers();
+    const end = await stack.signIn(browser, eve);
+    assert.ok(endedAtCallback(end, stack), `ended at ${end.url}`);
+    assert.equal(end.status, 403);
+    assert.match(end.json.error, /not in a group allowed to use terdut/);
+    assert.equal(await countUsers(), users);
+    assert.equal(browser.cookie(stack.url, 'terdut_session'), undefined);
+    const found = await database().query(`SELECT 1 FROM users WHERE username = 'eve'`);
+    assert.equal(found.rows.length, 0);
+  });
+
+  test('admin groups make an admin, and leaving them makes a member at the next sign-in (audited)', async () => {
+    const first = await me(await signedIn(dave));
+    assert.equal(first.json.user.role, 'admin');
+    stack.idp.setPerson({ ...dave, groups: ['oncall'] });
+    try {
+      const second = await me(await signedIn(dave));
+      assert.equal(second.json.user.id, first.json.user.id);
+      assert.equal(second.json.user.role, 'member');
+      const changes = await database().query<{ detail: { from: string; to: string } }>(
+        `SELECT detail FROM audit_log WHERE action = 'user.role_changed' AND target = $1`,
+        [`user:${first.json.user.id}`],
+      );
+      assert.deepEqual(
+        changes.rows.map((row) => [row.detail.from, row.detail.to]),
+        [['admin', 'member']],
+      );
+    } finally {
+      stack.idp.setPerson(dave);
+    }
+  });
+
+  test('a username already taken by someone else gets a suffix, never the other account', async () => {
+    const who = await me(await signedIn(otherAdmin));
+    assert.equal(who.json.user.username, 'admin-2');
+    assert.equal(who.json.user.role, 'member');
+  });
+
+  test('a callback without a sign-in started in this browser is refused with 400', async () => {
+    const response = await fetch(`${stack.url}/auth/oidc/callback?code=abc&state=def`);
+    assert.equal(response.status, 400);
+    assert.match(((await response.json()) as { error: string }).error, /no sign-in is in progress/);
+  });
+
+  test('the OIDC session is protected by CSRF like a password session, and signs out', async () => {
+    const browser = await signedIn(carol);
+    const id = (await me(browser)).json.user.id as number;
+    const withoutToken = await browser.fetchJson(`${stack.url}/api/users/${id}/api-keys`, {
+      method: 'POST',
+      body: { name: 'from the browser' },
+    });
+    assert.equal(withoutToken.status, 403);
+    const csrf = browser.cookie(stack.url, 'terdut_csrf')!;
+    const withToken = await browser.fetchJson(`${stack.url}/api/users/${id}/api-keys`, {
+      method: 'POST',
+      body: { name: 'from the browser' },
+      headers: { 'x-csrf-token': csrf, origin: stack.url },
+    });
+    assert.equal(withToken.status, 201);
+    const out = await browser.fetchJson(`${stack.url}/auth/logout`, {
+      method: 'POST',
+      headers: { 'x-csrf-token': csrf },
+    });
+    assert.equal(out.status, 204);
+    assert.equal((await me(browser)).status, 401);
+  });
+
+  async function signedIn(person: TestPerson): Promise<TestBrowser> {
+    const browser = new TestBrowser();
+    const end = await stack.signIn(browser, person);
+    assert.equal(end.url, `${stack.url}/`, `sign-in of ${person.username} ended at ${end.url}: ${end.text}`);
+    return browser;
+  }
+});
+
+test('with the provider down, OIDC sign-in answers 502 naming the problem and the rest of the server works', async () => {
+  const db = await createTestPglite();
+  const deadPort = await freePort();
+  const config = testConfig({
+    TERDUT_PUBLIC_URL: 'http://localhost:1',
+    TERDUT_OIDC_ISSUER_URL: `http://127.0.0.1:${deadPort}`,
+    TERDUT_OIDC_CLIENT_ID: 'terdut',
+  });
+  const server = await startTestApp(db, { config });
+  try {
+    const admin = await server.createUser('admin', 'admin');
+    const login = await server.request({ method: 'GET', url: '/auth/oidc/login' });
+    assert.equal(login.status, 502);
+    assert.match(login.body.error, new RegExp(`OIDC discovery at http://127.0.0.1:${deadPort} failed`));
+    assert.match(login.body.error, /TERDUT_OIDC_ISSUER_URL/);
+    assert.equal((await server.request({ method: 'GET', url: '/healthz' })).status, 200);
+    assert.equal((await server.request({ method: 'GET', url: '/readyz' })).status, 200);
+    assert.equal((await server.request({ method: 'GET', url: '/api/me', as: admin })).status, 200);
+  } finally {
+    await server.close();
+    await db.close();
+  }
+});
+
+test('without OIDC configured, /auth/oidc/login says so with 404', async () => {
+  const db = await createTestPglite();
+  const server = await startTestApp(db);
+  try {
+    const login = await server.request({ method: 'GET', url: '/auth/oidc/login' });
+    assert.equal(login.status, 404);
+    assert.match(login.body.error, /OIDC sign-in is not configured.*TERDUT_OIDC_ISSUER_URL/);
+  } finally {
+    await server.close();
+    await db.close();
+  }
+});
