@@ -9,6 +9,9 @@ import { loadConfig, ConfigError, type Config } from './config.ts';
 import { openConfiguredDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
 import { buildApp, LOG_REDACT_PATHS } from './app.ts';
+import { isBootstrapped } from './services/bootstrap.ts';
+import { adminRecover, ADMIN_RECOVER_USAGE } from './cli/admin-recover.ts';
+import { bootstrapInstructions } from './cli/bootstrap-instructions.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -19,6 +22,9 @@ const HELP = `terdut-server ${VERSION}: on-call and incident manager for Prometh
 Usage:
   terdut-server [serve]      run the HTTP server (applies pending migrations first)
   terdut-server migrate      apply pending database migrations and exit
+  terdut-server admin recover --username NAME [--email ADDRESS]
+                             make NAME an admin (creating or restoring it) and print a new API key once;
+                             run where the server runs, with the same DATABASE_URL / TERDUT_DATA_DIR
   terdut-server --help       show this help
   terdut-server --version    print the version
 
@@ -51,6 +57,10 @@ async function main(argv: string[]): Promise<number> {
       return serve(config);
     case 'migrate':
       return runMigrations(config);
+    case 'admin':
+      if (rest[0] === 'recover') return adminRecover(rest.slice(1), config, process);
+      process.stderr.write(`terdut-server: unknown admin command; usage: ${ADMIN_RECOVER_USAGE}\n`);
+      return 2;
     default:
       process.stderr.write(
         `terdut-server: unknown command "${[command, ...rest].join(' ')}"; see terdut-server --help\n`,
@@ -103,6 +113,20 @@ async function serve(config: Config): Promise<number> {
   const address = await app.listen({ port: config.port, host: config.host });
   const shown = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
   logger.info({ url: shown }, `terdut-server ${VERSION} listening on ${shown}`);
+  if (!(await isBootstrapped(db))) {
+    // The one place a secret may be printed (bootstrap-protocol.md): a token
+    // generated just now, for a person installing by hand. Plain text on
+    // stderr so the curl line can be pasted; the JSON log only points at it.
+    const baseUrl = config.publicUrl ?? shown;
+    process.stderr.write(bootstrapInstructions(baseUrl, app.services.bootstrap.tokenSource));
+    logger.warn(
+      {
+        bootstrap_url: `${baseUrl.replace(/\/$/, '')}/api/bootstrap`,
+        token_source: app.services.bootstrap.tokenSource.origin,
+      },
+      'not bootstrapped yet: POST /api/bootstrap with the bootstrap token (instructions printed on stderr)',
+    );
+  }
   return new Promise<number>((resolve) => app.server.once('close', () => resolve(0)));
 }
 

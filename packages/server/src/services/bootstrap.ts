@@ -126,7 +126,7 @@ export class BootstrapService {
   }
 
   /** Where the token comes from, for start-up instructions. */
-  get tokenSource(): Pick<BootstrapTokenSource, 'origin' | 'path'> {
+  get tokenSource(): Pick<BootstrapTokenSource, 'origin' | 'path' | 'generated'> {
     return this.#token;
   }
 
