@@ -66,11 +66,20 @@ export async function revokeSessionsOfUser(
   return result.rowCount;
 }
 
-/** Deletes sessions that ended (revoked or idle) before `before`; they can never come back. */
-export async function deleteEndedSessions(db: Queryable, before: Date): Promise<number> {
+/**
+ * Deletes one user's sessions that ended (revoked, or idle since) before
+ * `before`; they can never come back. Run at each sign-in, so the table holds
+ * roughly the live sessions and not every sign-in ever made.
+ */
+export async function deleteEndedSessionsOfUser(
+  db: Queryable,
+  userId: number,
+  before: Date,
+): Promise<number> {
   const result = await db.query(
-    `DELETE FROM sessions WHERE revoked_at < $1 OR (revoked_at IS NULL AND last_seen_at < $1)`,
-    [before],
+    `DELETE FROM sessions
+      WHERE user_id = $1 AND (revoked_at < $2 OR (revoked_at IS NULL AND last_seen_at < $2))`,
+    [userId, before],
   );
   return result.rowCount;
 }

@@ -3,6 +3,7 @@ import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import type { Principal } from '../auth/principal.ts';
 import {
+  deleteEndedSessionsOfUser,
   findLiveSession,
   insertSession,
   revokeSession,
@@ -52,7 +53,12 @@ export class SessionService {
   /** Starts a session for `userId` inside `tx` (the sign-in's transaction). */
   async start(tx: Queryable, userId: number, method: 'password' | 'oidc'): Promise<StartedSession> {
     const cookieValue = randomBytes(32).toString('base64url');
-    await insertSession(tx, { id: sessionIdOf(cookieValue), userId, method, now: this.#clock.now() });
+    const now = this.#clock.now();
+    // Housekeeping: this user's sessions that ended long ago (idle or
+    // revoked for two TTLs) go; recent ones stay for anyone looking into a
+    // sign-in problem.
+    await deleteEndedSessionsOfUser(tx, userId, new Date(now.getTime() - 2 * this.#ttlMs));
+    await insertSession(tx, { id: sessionIdOf(cookieValue), userId, method, now });
     return { cookieValue, csrfToken: csrfTokenOf(cookieValue) };
   }
 

@@ -1,7 +1,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase, createTestPglite } from '../../../../../test/support/databases.ts';
-import { startTestApp, ManualClock, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
+import {
+  startTestApp,
+  testConfig,
+  ManualClock,
+  type TestApp,
+  type TestUser,
+} from '../../../../../test/support/app.ts';
 
 const HOUR = 3_600_000;
 
@@ -120,6 +126,18 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     assert.ok(setCookie.every((line) => /; Secure/.test(line)));
   });
 
+  test('a sign-in form posted from another site is refused (no signing visitors in to a chosen account)', async () => {
+    const person = await personWithPassword();
+    const response = await server.request({
+      method: 'POST',
+      url: '/auth/login',
+      headers: { origin: 'https://evil.example' },
+      payload: { username: person.username, password: person.password },
+    });
+    assert.equal(response.status, 403);
+    assert.equal(response.headers['set-cookie'], undefined);
+  });
+
   test('a wrong password and an unknown user get the same 401 answer, in comparable time', async () => {
     const person = await personWithPassword();
     const timed = async (username: string) => {
@@ -221,6 +239,18 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     assert.equal((await me()).status, 200, 'the last use moved the expiry');
     clock.advance(12 * HOUR + 60_000);
     assert.equal((await me()).status, 401, 'idle for longer than the TTL');
+
+    // Long-ended sessions are cleared away at the person's next sign-in.
+    const sessionsOf = async () =>
+      (
+        await database().query<{ n: number }>(`SELECT count(*)::int AS n FROM sessions WHERE user_id = $1`, [
+          person.id,
+        ])
+      ).rows[0]!.n;
+    assert.equal(await sessionsOf(), 1);
+    clock.advance(24 * HOUR);
+    await signIn(person.username, person.password);
+    assert.equal(await sessionsOf(), 1, 'the expired session was deleted, the new one is there');
   });
 
   test('changing your own password needs the current one and signs you out everywhere else', async () => {
@@ -357,6 +387,34 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     assert.match(limited.body.error, /from your address/);
     await signIn(person.username, person.password, '192.0.2.67');
   });
+});
+
+test('with an https TERDUT_PUBLIC_URL the cookies are Secure even when TLS ends at a proxy that says nothing', async () => {
+  const db = await createTestPglite();
+  const server = await startTestApp(db, {
+    config: testConfig({ TERDUT_PUBLIC_URL: 'https://terdut.example.com' }),
+  });
+  try {
+    const admin = await server.createUser('admin', 'admin');
+    await server.request({
+      method: 'PUT',
+      url: `/api/users/${admin.id}/password`,
+      payload: { password: 'admin password 1' },
+      as: admin,
+    });
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: 'admin', password: 'admin password 1' },
+    });
+    assert.equal(response.statusCode, 200);
+    const setCookie = ([] as string[]).concat(response.headers['set-cookie'] as string[]);
+    assert.equal(setCookie.length, 2);
+    assert.ok(setCookie.every((line) => /; Secure/.test(line)));
+  } finally {
+    await server.close();
+    await db.close();
+  }
 });
 
 test('before bootstrap, password sign-in is refused with "not set up" and writes nothing', async () => {
