@@ -9,6 +9,8 @@ import { loadConfig, ConfigError, type Config } from './config.ts';
 import { openConfiguredDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
 import { buildApp, LOG_REDACT_PATHS } from './app.ts';
+import { startBackgroundJobs } from './background-jobs.ts';
+import { incidentBackgroundJobs } from './services/incident-jobs.ts';
 import { isBootstrapped } from './services/bootstrap.ts';
 import { adminRecover, ADMIN_RECOVER_USAGE } from './cli/admin-recover.ts';
 import { bootstrapInstructions } from './cli/bootstrap-instructions.ts';
@@ -88,6 +90,8 @@ async function serve(config: Config): Promise<number> {
   const applied = await migrate(db);
   logger.info({ database: description, applied_migrations: applied }, 'database ready');
   const app = await buildApp({ db, config, logger, processMetrics: true });
+  // Staleness sweep and retention prune; safe on every replica (they claim work in the database).
+  const jobs = startBackgroundJobs(incidentBackgroundJobs(app.services), logger);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -102,6 +106,7 @@ async function serve(config: Config): Promise<number> {
     timer.unref();
     try {
       await app.close();
+      await jobs.stop();
       await db.close();
     } finally {
       clearTimeout(timer);
