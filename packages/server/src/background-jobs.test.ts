@@ -8,7 +8,7 @@ const quietLogger = { error: () => {}, debug: () => {} };
 test('background jobs run repeatedly, survive a failing pass, and stop waits for the pass in flight', async () => {
   let passes = 0;
   let failures = 0;
-  let finishedAfterStop = false;
+  let finishedAfterStop: boolean | undefined;
   const jobs = startBackgroundJobs(
     [
       {
