@@ -176,7 +176,8 @@ export class BootstrapService {
     clientAddress: string,
   ): Promise<AdminCredential> {
     const username = parseUsername(input.username);
-    const email = parseEmail(input.email);
+    // Blank is accepted: an operator's admin may have no mailbox (clients send "").
+    const email = input.email.trim() === '' ? '' : parseEmail(input.email);
     return this.#db.transaction(async (tx) => {
       // Concurrent callers queue here; each then sees whether an earlier one won.
       await lockBootstrapState(tx);

@@ -120,6 +120,12 @@ forEachDatabase('bootstrap', (database, kind) => {
     assert.deepEqual(await status(), { bootstrapped: false });
   });
 
+  test('a blank email is accepted (an operator admin has no mailbox)', async () => {
+    const response = await bootstrap(TOKEN, { username: 'terdut-operator', email: '' });
+    assert.equal(response.status, 201);
+    assert.equal(response.body.user.email, '');
+  });
+
   test('an API key is not a bootstrap token (401)', async () => {
     const first = await bootstrap(TOKEN);
     const withKey = await recover(first.body.api_key.key, { username: 'root' });
@@ -135,6 +141,9 @@ forEachDatabase('bootstrap', (database, kind) => {
     const missing = await bootstrap(TOKEN, { username: 'root' });
     assert.equal(missing.status, 400);
     assert.match(missing.body.error, /"email" is required/);
+    const badEmail = await bootstrap(TOKEN, { username: 'root', email: 'nowhere' });
+    assert.equal(badEmail.status, 400);
+    assert.match(badEmail.body.error, /"email" must be an email address/);
     const badName = await bootstrap(TOKEN, { username: 'has space', email: 'root@example.com' });
     assert.equal(badName.status, 400);
     assert.match(badName.body.error, /"username"/);
