@@ -18,6 +18,7 @@ import { serviceAccountRoutes } from './routes/service-accounts/index.ts';
 import { bootstrapRoutes } from './routes/bootstrap/index.ts';
 import { auditRoutes } from './routes/audit/index.ts';
 import { scheduleRoutes } from './routes/schedule/index.ts';
+import { statsRoutes } from './routes/stats/index.ts';
 import { webhookRoutes } from './routes/webhook/index.ts';
 import { alertRoutes } from './routes/alerts/index.ts';
 import { incidentRoutes } from './routes/incidents/index.ts';
@@ -63,6 +64,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
     // Alertmanager sends its whole group state in one notification.
     bodyLimit: 8 * 1024 * 1024,
+    // request.ip (rate limits, audit) is the real client only when the proxy in front is trusted.
+    trustProxy: options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false,
   });
   const services = createServices({ db: options.db, clock, config: options.config, metrics });
   app.decorate('services', services);
@@ -117,6 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(bootstrapRoutes(services.bootstrap));
   await app.register(auditRoutes(services.audit));
   await app.register(scheduleRoutes(services.schedule));
+  await app.register(statsRoutes(services.statistics));
   await app.register(webhookRoutes(services.intake, metrics));
   await app.register(alertRoutes(services.alerts));
   await app.register(incidentRoutes(services.incidents));

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseDuration } from './duration.ts';
 
 /** The server's configuration, read from the environment once at start-up. */
@@ -20,6 +21,13 @@ export interface Config {
   /** Public base URL (https makes session cookies Secure; OIDC redirect derives from it). */
   publicUrl: string | undefined;
   sessionTtlMs: number;
+  /**
+   * Reverse proxies (addresses, CIDRs, or proxy-addr's `loopback`,
+   * `linklocal`, `uniquelocal`) whose X-Forwarded-For / -Proto are believed.
+   * Empty: the TCP peer is the client (rate limits per address need this
+   * right behind a proxy, or every client shares the proxy's address).
+   */
+  trustedProxies: string[];
   oidc: OidcConfig | undefined;
 }
 
@@ -98,6 +106,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
 
+  const trustedProxies = list('TERDUT_TRUSTED_PROXIES');
+  for (const entry of trustedProxies) {
+    const [address = '', bits, ...rest] = entry.split('/');
+    const named = ['loopback', 'linklocal', 'uniquelocal'].includes(entry);
+    const maxBits = isIP(address) === 6 ? 128 : 32;
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits);
+    if (!named && (isIP(address) === 0 || !bitsOk || rest.length > 0)) {
+      throw new ConfigError(
+        `TERDUT_TRUSTED_PROXIES entry "${entry}" is not an address or CIDR; use e.g. 10.0.0.0/8,127.0.0.1 or loopback`,
+      );
+    }
+  }
+
   const bootstrapToken = text('TERDUT_BOOTSTRAP_TOKEN');
   if (bootstrapToken !== undefined && bootstrapToken.length < 32) {
     throw new ConfigError(
@@ -172,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     publicUrl,
     sessionTtlMs: duration('TERDUT_SESSION_TTL', '12h'),
+    trustedProxies,
     oidc,
   };
 }

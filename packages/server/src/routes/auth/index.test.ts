@@ -417,6 +417,42 @@ test('with an https TERDUT_PUBLIC_URL the cookies are Secure even when TLS ends 
   }
 });
 
+test('behind a trusted proxy, failed sign-ins are counted and audited for the forwarded client address', async () => {
+  const db = await createTestPglite();
+  const server = await startTestApp(db, { config: testConfig({ TERDUT_TRUSTED_PROXIES: '127.0.0.1' }) });
+  try {
+    await server.createUser('someone');
+    const viaProxy = (forwardedFor: string, remoteAddress: string) =>
+      server.request({
+        method: 'POST',
+        url: '/auth/login',
+        headers: { 'x-forwarded-for': forwardedFor },
+        payload: { username: 'someone', password: 'not the password' },
+        remoteAddress,
+      });
+    assert.equal((await viaProxy('203.0.113.5', '127.0.0.1')).status, 401);
+    // A client that is not the proxy cannot choose its address by sending the header.
+    assert.equal((await viaProxy('198.51.100.1', '192.0.2.9')).status, 401);
+    const audited = await db.query<{ client_address: string }>(
+      `SELECT client_address FROM audit_log WHERE action = 'sign_in.failed' ORDER BY id`,
+    );
+    assert.deepEqual(
+      audited.rows.map((row) => row.client_address),
+      ['203.0.113.5', '192.0.2.9'],
+    );
+    const buckets = await db.query<{ bucket: string }>(
+      `SELECT DISTINCT bucket FROM sign_in_failures WHERE bucket LIKE 'address:%' ORDER BY bucket`,
+    );
+    assert.deepEqual(
+      buckets.rows.map((row) => row.bucket),
+      ['address:192.0.2.9', 'address:203.0.113.5'],
+    );
+  } finally {
+    await server.close();
+    await db.close();
+  }
+});
+
 test('before bootstrap, password sign-in is refused with "not set up" and writes nothing', async () => {
   const db = await createTestPglite();
   const server = await startTestApp(db);

@@ -66,3 +66,16 @@ test('allowed and admin groups are comma-separated lists', () => {
   assert.deepEqual(config.oidc?.adminGroups, ['sre-leads']);
   assert.equal(config.oidc?.groupsClaim, 'roles');
 });
+
+test('TERDUT_TRUSTED_PROXIES takes addresses, CIDRs and proxy-addr names, and refuses anything else', () => {
+  assert.deepEqual(loadConfig({}).trustedProxies, []);
+  assert.deepEqual(
+    loadConfig({ TERDUT_TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1,fd00::/8,loopback' }).trustedProxies,
+    ['10.0.0.0/8', '127.0.0.1', 'fd00::/8', 'loopback'],
+  );
+  assert.throws(
+    () => loadConfig({ TERDUT_TRUSTED_PROXIES: 'gateway.example.com' }),
+    /TERDUT_TRUSTED_PROXIES entry "gateway.example.com" is not an address or CIDR/,
+  );
+  assert.throws(() => loadConfig({ TERDUT_TRUSTED_PROXIES: '10.0.0.0/33' }), /not an address or CIDR/);
+});
