@@ -184,11 +184,15 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   };
 
   const ready = () => informers.every((informer) => informer.synced);
-  const probe = await startHealthServer({ address: config.probeAddress, ready });
-  const metricsServer: HealthServer =
-    config.metricsAddress === config.probeAddress
-      ? probe
-      : await startHealthServer({ address: config.metricsAddress, ready, registry: metrics.registry });
+  const sharedAddress = config.metricsAddress === config.probeAddress;
+  const probe = await startHealthServer({
+    address: config.probeAddress,
+    ready,
+    registry: sharedAddress ? metrics.registry : undefined,
+  });
+  const metricsServer: HealthServer = sharedAddress
+    ? probe
+    : await startHealthServer({ address: config.metricsAddress, ready, registry: metrics.registry });
 
   if (config.leaderElection) {
     leaderElector = new LeaderElector({

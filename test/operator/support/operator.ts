@@ -24,3 +24,148 @@ export async function installTerdutCrd(admin: KubeCredentials): Promise<void> {
     { timeoutMs: 30_000, describe: () => 'the TerdutServer CRD was applied but is not served after 30 s' },
   );
 }
+
+export const operatorNamespace = 'terdut-system';
+const tsPath = (ns: string, name = '') =>
+  `/apis/terdut.ryuvia.com/v1alpha1/namespaces/${ns}/terdutservers${name ? `/${name}` : ''}`;
+
+/** Creates the operator namespace (once per control plane; AlreadyExists is fine). */
+export async function ensureNamespace(admin: KubeCredentials, name: string): Promise<void> {
+  const res = await kubeRequest(admin, 'POST', '/api/v1/namespaces', {
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+  });
+  if (res.status !== 201 && res.status !== 409)
+    throw new Error(`creating namespace ${name}: ${res.status} ${res.text}`);
+}
+
+export async function createTerdutServer(
+  admin: KubeCredentials,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<any> {
+  return kubeRequestOk(admin, 'POST', tsPath(namespace), {
+    body: { apiVersion: 'terdut.ryuvia.com/v1alpha1', kind: 'TerdutServer', metadata: { name }, spec },
+  });
+}
+
+export async function getTerdutServer(admin: KubeCredentials, namespace: string, name: string): Promise<any> {
+  const res = await kubeRequest(admin, 'GET', tsPath(namespace, name));
+  if (res.status === 404) return undefined;
+  if (res.status !== 200) throw new Error(`GET TerdutServer ${namespace}/${name}: ${res.status} ${res.text}`);
+  return res.json<any>();
+}
+
+export function conditionOf(server: any, type: string): any {
+  return server?.status?.conditions?.find((c: any) => c.type === type);
+}
+
+/** Waits until condition `type` has `status` (and `reason`, if given); the error shows all conditions. */
+export async function waitForCondition(
+  admin: KubeCredentials,
+  namespace: string,
+  name: string,
+  expected: { type: string; status: string; reason?: string },
+  timeoutMs = 60_000,
+): Promise<any> {
+  let last: any;
+  await waitUntil(
+    async () => {
+      last = await getTerdutServer(admin, namespace, name);
+      const condition = conditionOf(last, expected.type);
+      return (
+        condition?.status === expected.status && (!expected.reason || condition.reason === expected.reason)
+      );
+    },
+    {
+      timeoutMs,
+      intervalMs: 200,
+      describe: () =>
+        `TerdutServer ${namespace}/${name} did not reach ${expected.type}=${expected.status}${expected.reason ? ` (${expected.reason})` : ''}; conditions: ${JSON.stringify(last?.status?.conditions ?? [], null, 1)}`,
+    },
+  );
+  return last;
+}
+
+/** A Secret with string data. */
+export async function createSecret(
+  admin: KubeCredentials,
+  namespace: string,
+  name: string,
+  stringData: Record<string, string>,
+): Promise<void> {
+  await kubeRequestOk(admin, 'POST', `/api/v1/namespaces/${namespace}/secrets`, {
+    body: { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData },
+  });
+}
+
+export async function getSecret(admin: KubeCredentials, namespace: string, name: string): Promise<any> {
+  const res = await kubeRequest(admin, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`);
+  if (res.status === 404) return undefined;
+  return res.json<any>();
+}
+
+export async function listSecrets(
+  admin: KubeCredentials,
+  namespace: string,
+  labelSelector?: string,
+): Promise<any[]> {
+  const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : '';
+  return (await kubeRequestOk<any>(admin, 'GET', `/api/v1/namespaces/${namespace}/secrets${query}`)).items;
+}
+
+export const secretValue = (secret: any, key: string): string | undefined =>
+  secret?.data?.[key] === undefined ? undefined : Buffer.from(secret.data[key], 'base64').toString('utf8');
+
+export async function listEvents(admin: KubeCredentials, namespace: string): Promise<any[]> {
+  return (await kubeRequestOk<any>(admin, 'GET', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`))
+    .items;
+}
+
+export async function waitForEvent(
+  admin: KubeCredentials,
+  namespace: string,
+  reason: string,
+  timeoutMs = 60_000,
+): Promise<any> {
+  let found: any;
+  let seen: string[] = [];
+  await waitUntil(
+    async () => {
+      const events = await listEvents(admin, namespace);
+      seen = events.map((e) => e.reason);
+      found = events.find((e) => e.reason === reason);
+      return found !== undefined;
+    },
+    {
+      timeoutMs,
+      intervalMs: 200,
+      describe: () => `no ${reason} event in ${namespace} (seen: ${seen.join(', ') || 'none'})`,
+    },
+  );
+  return found;
+}
+
+/** Waits until the Deployment exists (the operator created it). */
+export async function waitForDeployment(
+  admin: KubeCredentials,
+  namespace: string,
+  name: string,
+  timeoutMs = 30_000,
+): Promise<any> {
+  let deployment: any;
+  await waitUntil(
+    async () => {
+      const res = await kubeRequest(
+        admin,
+        'GET',
+        `/apis/apps/v1/namespaces/${namespace}/deployments/${name}`,
+      );
+      if (res.status !== 200) return false;
+      deployment = res.json<any>();
+      return true;
+    },
+    { timeoutMs, intervalMs: 100, describe: () => `Deployment ${namespace}/${name} was not created` },
+  );
+  return deployment;
+}

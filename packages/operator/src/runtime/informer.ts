@@ -106,13 +106,14 @@ export class Informer<T extends KubeObject> {
 
   async #relist(): Promise<void> {
     const query = { labelSelector: this.#options.labelSelector };
-    const list = await this.#client.list<{ metadata: { resourceVersion: string }; items: T[] }>(
+    const list = await this.#client.list<{ metadata: { resourceVersion: string }; items: T[] | null }>(
       this.#options.path,
       query,
       this.#options.metadataOnly ? metadataAccept : undefined,
     );
     const seen = new Set<string>();
-    for (const item of list.items) {
+    // An empty PartialObjectMetadataList arrives with `items: null`.
+    for (const item of list.items ?? []) {
       const key = keyOf(item);
       seen.add(key);
       const old = this.#index.get(key);

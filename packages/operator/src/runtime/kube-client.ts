@@ -292,7 +292,16 @@ export class KubeClient {
         if (!failed) resolve();
       });
       res.on('error', (error) => (options.signal.aborted ? resolve() : fail(error)));
-      options.signal.addEventListener('abort', () => res.destroy(), { once: true });
+      // A destroyed response does not always end the readline interface, so
+      // stopping resolves here rather than waiting for its 'close'.
+      const onAbort = (): void => {
+        failed = true;
+        res.destroy();
+        resolve();
+      };
+      if (options.signal.aborted) onAbort();
+      else options.signal.addEventListener('abort', onAbort, { once: true });
+      lines.on('close', () => options.signal.removeEventListener('abort', onAbort));
     });
   }
 
