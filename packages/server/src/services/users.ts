@@ -16,6 +16,7 @@ import {
   type UserRow,
 } from '../repositories/users.ts';
 import { deleteKeysOfUser } from '../repositories/api-keys.ts';
+import { revokeSessionsOfUser } from '../repositories/sessions.ts';
 import type { AuditService } from './audit.ts';
 import { parseEmail, parseNtfyTopic, parseUsername } from './user-fields.ts';
 
@@ -75,7 +76,7 @@ export class UserService {
   }
 
   /**
-   * Soft-deletes a person and deletes their API keys (admins only). Refused
+   * Soft-deletes a person, deletes their API keys and revokes their sessions (admins only). Refused
    * with 409 for yourself and for the last admin, so an instance cannot be
    * left without anyone able to manage it.
    */
@@ -89,13 +90,17 @@ export class UserService {
       if (user.role === 'admin' && admins.length <= 1) {
         throw conflict('this is the last admin; make another user admin first');
       }
-      await softDeleteUser(tx, id, this.#clock.now());
+      const now = this.#clock.now();
+      await softDeleteUser(tx, id, now);
       const keys = await deleteKeysOfUser(tx, id);
+      // Revoked, not just hidden behind deleted_at: a later recovery that
+      // restores this user must not bring old browser sessions back to life.
+      const sessions = await revokeSessionsOfUser(tx, id, now);
       await this.#audit.record(tx, {
         actor: principal,
         action: 'user.deleted',
         target: `user:${id}`,
-        detail: { username: user.username, api_keys_deleted: keys },
+        detail: { username: user.username, api_keys_deleted: keys, sessions_revoked: sessions },
         clientAddress,
       });
     });

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase } from '../../../../../test/support/databases.ts';
 import { startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
+import { insertSession } from '../../repositories/sessions.ts';
 
 forEachDatabase('users and /api/me', (database) => {
   let server: TestApp;
@@ -188,6 +189,21 @@ forEachDatabase('users and /api/me', (database) => {
     assert.equal(keys.rows.length, 0, 'the API keys are deleted, not just unusable');
     const again = await server.request({ method: 'DELETE', url: `/api/users/${doomed.id}`, as: admin });
     assert.equal(again.status, 404);
+  });
+
+  test('deleting a person revokes their browser sessions, so a later recovery cannot revive them', async () => {
+    const person = await server.createUser('session-holder');
+    await insertSession(database(), {
+      id: 'session-of-holder',
+      userId: person.id,
+      method: 'password',
+      now: new Date(),
+    });
+    await server.request({ method: 'DELETE', url: `/api/users/${person.id}`, as: admin });
+    const live = await database().query('SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL', [
+      person.id,
+    ]);
+    assert.equal(live.rows.length, 0);
   });
 
   test('a deleted username can be used again', async () => {
