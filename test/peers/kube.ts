@@ -158,8 +158,7 @@ async function launchControlPlane(
         // here routes to Services anyway.
         '--endpoint-reconciler-type=none',
         '--allow-privileged=true',
-        // Short-lived test clusters; keep the event TTL default, but don't
-        // spend CPU profiling endpoints nobody reads.
+        // Nobody reads the pprof endpoints of a test cluster.
         '--profiling=false',
         '--v=1',
       ],
@@ -197,6 +196,7 @@ async function launchControlPlane(
       },
     };
   } catch (error) {
+    // The temp dir stays: the error names the log file in it.
     await group.stop(1000);
     throw error;
   }
