@@ -146,6 +146,23 @@ forEachDatabase('OIDC sign-in with a real provider', (database) => {
     assert.equal(who.json.user.role, 'member');
   });
 
+  test('a person whose terdut user was deleted is refused, not silently re-created', async () => {
+    const frank: TestPerson = {
+      ...carol,
+      subject: 'sub-frank',
+      username: 'frank',
+      email: 'frank@example.com',
+    };
+    stack.idp.setPerson(frank);
+    const who = await me(await signedIn(frank));
+    await database().query(`UPDATE users SET deleted_at = now() WHERE id = $1`, [who.json.user.id]);
+    const users = await countUsers();
+    const end = await stack.signIn(new TestBrowser(), frank);
+    assert.equal(end.status, 403);
+    assert.match(end.json.error, /has been deleted; ask an administrator/);
+    assert.equal(await countUsers(), users);
+  });
+
   test('a callback without a sign-in started in this browser is refused with 400', async () => {
     const response = await fetch(`${stack.url}/auth/oidc/callback?code=abc&state=def`);
     assert.equal(response.status, 400);
@@ -180,6 +197,30 @@ forEachDatabase('OIDC sign-in with a real provider', (database) => {
     const end = await stack.signIn(browser, person);
     assert.equal(end.url, `${stack.url}/`, `sign-in of ${person.username} ended at ${end.url}: ${end.text}`);
     return browser;
+  }
+});
+
+test('groups and email are read from userinfo when the provider keeps them out of the ID token', async () => {
+  const db = await createTestPglite();
+  await insertUser(db, { username: 'admin', email: 'admin@example.com', role: 'admin' });
+  const stack = await startSignInStack({
+    db,
+    people: [dave, eve],
+    claimsInIdToken: false,
+    env: { TERDUT_OIDC_ALLOWED_GROUPS: 'oncall', TERDUT_OIDC_ADMIN_GROUPS: 'sre-leads' },
+  });
+  try {
+    const browser = new TestBrowser();
+    const end = await stack.signIn(browser, dave);
+    assert.equal(end.url, `${stack.url}/`, `ended at ${end.url}: ${end.text}`);
+    const who = await browser.fetchJson(`${stack.url}/api/me`, { method: 'GET' });
+    assert.equal(who.json.user.email, 'dave@example.com');
+    assert.equal(who.json.user.role, 'admin');
+    const refused = await stack.signIn(new TestBrowser(), eve);
+    assert.equal(refused.status, 403);
+  } finally {
+    await stack.close();
+    await db.close();
   }
 });
 

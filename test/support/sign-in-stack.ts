@@ -38,12 +38,15 @@ export async function startSignInStack(options: {
   people: TestPerson[];
   env?: Record<string, string>;
   clock?: Clock;
+  /** false: the provider serves profile, email and groups from userinfo only (see OidcProviderOptions). */
+  claimsInIdToken?: boolean;
 }): Promise<SignInStack> {
   const port = await freePort();
   const url = `http://localhost:${port}`;
   const idp = await startOidcProvider({
     redirectUris: [`${url}/auth/oidc/callback`],
     people: options.people,
+    claimsInIdToken: options.claimsInIdToken,
   });
   const config = testConfig({
     TERDUT_PUBLIC_URL: url,
