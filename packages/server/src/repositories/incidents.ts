@@ -51,13 +51,18 @@ export async function tryLockIncidentGroup(tx: Queryable, groupKey: string): Pro
   return result.rows[0]?.locked === true;
 }
 
+// Rows are locked FOR NO KEY UPDATE (what an UPDATE that keeps the id takes
+// anyway), not FOR UPDATE: inserting an event or alert link that references
+// the incident takes a KEY SHARE lock on it, which FOR UPDATE would block,
+// e.g. archiving an incident while a notification records an alert of it.
+
 /** The group's open (not resolved) incident, locked. */
 export async function lockOpenIncidentOfGroup(
   tx: Queryable,
   groupKey: string,
 ): Promise<IncidentRow | undefined> {
   const result = await tx.query<IncidentRow>(
-    `${SELECT_INCIDENT} WHERE i.group_key = $1 AND i.status <> 'resolved' FOR UPDATE OF i`,
+    `${SELECT_INCIDENT} WHERE i.group_key = $1 AND i.status <> 'resolved' FOR NO KEY UPDATE OF i`,
     [groupKey],
   );
   return result.rows[0];
@@ -86,7 +91,9 @@ export async function findIncidentById(db: Queryable, id: number): Promise<Incid
 
 /** One incident, locked until the transaction ends. */
 export async function lockIncidentById(tx: Queryable, id: number): Promise<IncidentRow | undefined> {
-  const result = await tx.query<IncidentRow>(`${SELECT_INCIDENT} WHERE i.id = $1 FOR UPDATE OF i`, [id]);
+  const result = await tx.query<IncidentRow>(`${SELECT_INCIDENT} WHERE i.id = $1 FOR NO KEY UPDATE OF i`, [
+    id,
+  ]);
   return result.rows[0];
 }
 
