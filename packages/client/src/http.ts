@@ -9,13 +9,16 @@ export class TerdutApiError extends Error {
   readonly status: number;
   readonly method: string;
   readonly path: string;
+  /** From a 429's or 503's Retry-After header (seconds), when the server sent one. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(status: number, message: string, method: string, path: string) {
+  constructor(status: number, message: string, method: string, path: string, retryAfterSeconds?: number) {
     super(`${method} ${path} answered ${status}: ${message}`);
     this.name = 'TerdutApiError';
     this.status = status;
     this.method = method;
     this.path = path;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 
   /** The server's own message, without the request prefix. */
@@ -118,7 +121,16 @@ export class HttpTransport {
     } catch (error) {
       throw new TerdutNetworkError(method, path, error);
     }
-    if (!response.ok) throw new TerdutApiError(response.status, errorMessage(text, response), method, path);
+    if (!response.ok) {
+      const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
+      throw new TerdutApiError(
+        response.status,
+        errorMessage(text, response),
+        method,
+        path,
+        Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+      );
+    }
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 }

@@ -75,8 +75,12 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
       }),
   );
   const allServers = (): TerdutServer[] => serverInformers.flatMap((informer) => informer.list());
+  // Operator-namespace Secrets can name TerdutServers anywhere; with
+  // --watch-namespaces only those namespaces are this operator's business.
+  const watched = (key: string): boolean =>
+    config.watchNamespaces.length === 0 || config.watchNamespaces.includes(key.split('/')[0] ?? '');
   const enqueue = (keys: string[]) => {
-    for (const key of keys) queue.add(key);
+    for (const key of keys) if (watched(key)) queue.add(key);
   };
   const ownedInformers = namespaces.map(
     (namespace) =>

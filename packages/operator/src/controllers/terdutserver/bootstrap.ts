@@ -38,8 +38,11 @@ import { newBootstrapToken, readBootstrapToken, tokenSecretPath } from './token-
 import { encode } from './context.ts';
 
 export const tokenRotatedAtAnnotation = 'terdut.ryuvia.com/token-rotated-at';
-/** How soon to look again while waiting for a pod to read a rotated token. */
-const tokenPickupPollMs = 2_000;
+/**
+ * How soon to look again while waiting for a pod to read a rotated token:
+ * the server allows 10 bootstrap attempts a minute per address.
+ */
+const tokenPickupPollMs = 6_500;
 
 type BootstrapDeps = Pick<
   ReconcileDeps,
@@ -101,6 +104,18 @@ export async function reconcileBootstrap(deps: BootstrapDeps, pass: Pass): Promi
   try {
     return await bootstrapOnce(deps, pass, baseUrl);
   } catch (error) {
+    if (error instanceof TerdutApiError && error.status === 429) {
+      // The bootstrap endpoints are rate limited per address; come back when
+      // the server says, rather than backing off further than needed.
+      const seconds = error.retryAfterSeconds ?? 10;
+      conditions.set(
+        'Bootstrapped',
+        'False',
+        'RateLimited',
+        `terdut-server at ${baseUrl} rate-limited the bootstrap; retrying in ${seconds} s`,
+      );
+      return stop(seconds * 1000);
+    }
     if (isTransientError(error)) {
       conditions.set(
         'Bootstrapped',
