@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { TerdutApiError, TerdutClient } from '../../packages/client/src/index.ts';
 import { forEachDatabase } from '../support/databases.ts';
 import { ManualClock, startTestApp, type TestApp, type TestUser } from '../support/app.ts';
+import { notificationOfSize, resolvedAlert, notification } from '../support/alertmanager-payloads.ts';
 
 forEachDatabase('typed client against a listening server', (database) => {
   let server: TestApp;
@@ -54,5 +55,79 @@ forEachDatabase('typed client against a listening server', (database) => {
     assert.ok(forbidden instanceof TerdutApiError && forbidden.status === 403);
     await asAdmin.schedule.delete(entries[0]!.id);
     assert.equal(await asMember.schedule.current(), undefined);
+  });
+  test('webhook, incidents, alerts and statistics through the client', async () => {
+    const alertmanager = new TerdutClient({ baseUrl: asAdmin.http.baseUrl, token: admin.key });
+    await alertmanager.webhook.sendAlertmanager(
+      notificationOfSize(3, { groupKey: 'client-group', name: 'ClientTest' }),
+    );
+
+    const [incident] = await asMember.incidents.list();
+    assert.ok(incident);
+    assert.equal(incident.group_key, 'client-group');
+    assert.equal(incident.status, 'triggered');
+    const detailed = await asMember.incidents.get(incident.id);
+    assert.equal(detailed.alerts?.length, 3);
+
+    const alerts = await asMember.alerts.list({ status: 'firing' });
+    assert.equal(alerts.length, 3);
+    const alert = await asMember.alerts.get(alerts[0]!.id);
+    assert.equal(alert.name, 'ClientTest');
+    assert.equal(alert.incident_id, incident.id);
+
+    const acknowledged = await asMember.incidents.acknowledge(incident.id);
+    assert.equal(acknowledged.acknowledged_by, 'client-member');
+    await asMember.incidents.unacknowledge(incident.id);
+    const assigned = await asMember.incidents.assign(incident.id, admin.id);
+    assert.equal(assigned.assigned_to, 'client-admin');
+    const snoozed = await asMember.incidents.snooze(incident.id, '1h30m');
+    assert.ok(snoozed.snoozed_until);
+    assert.equal((await asMember.incidents.list({ snoozed: true })).length, 1);
+    await asMember.incidents.unsnooze(incident.id);
+
+    const note = await asMember.incidents.addNote(incident.id, 'looking at the disks');
+    assert.equal(note.type, 'note');
+    assert.equal(note.detail, 'looking at the disks');
+    const notAllowed = await asAdmin.incidents
+      .deleteNote(incident.id, note.id)
+      .catch((error: unknown) => error);
+    assert.ok(notAllowed instanceof TerdutApiError && notAllowed.status === 403);
+    await asMember.incidents.deleteNote(incident.id, note.id);
+    const timeline = await asMember.incidents.timeline(incident.id);
+    assert.equal(timeline[0]!.type, 'triggered');
+
+    const resolved = await asMember.incidents.resolve(incident.id);
+    assert.equal(resolved.resolution_source, 'manual');
+    const again = await asMember.incidents.resolve(incident.id).catch((error: unknown) => error);
+    assert.ok(again instanceof TerdutApiError);
+    assert.equal(again.status, 409);
+    assert.equal(again.serverMessage, 'incident is resolved');
+    await asMember.incidents.archive(incident.id);
+    assert.deepEqual(
+      (await asMember.incidents.list({ archived: true })).map((item) => item.id),
+      [incident.id],
+    );
+    await asMember.incidents.unarchive(incident.id);
+
+    await alertmanager.webhook.sendAlertmanager(
+      notification({
+        groupKey: 'client-group',
+        alerts: [resolvedAlert({ name: 'ClientTest', labels: { instance: 'host-0' } })],
+      }),
+    );
+    assert.deepEqual(await asMember.stats.alerts(), { total: 3, firing: 2, resolved: 1 });
+    assert.deepEqual(await asMember.stats.topAlerts(5), [{ name: 'ClientTest', count: 3 }]);
+    assert.equal((await asMember.stats.alertsByHour()).length, 24);
+    assert.equal((await asMember.stats.alertsByDay())[0]!.day_name, 'Sunday');
+    const incidents = await asMember.stats.incidents();
+    assert.equal(incidents.total, 1);
+    assert.equal(incidents.resolved, 1);
+    assert.equal(incidents.mtta_seconds, null, 'the acknowledgement was taken back');
+    assert.equal(typeof incidents.mttr_seconds, 'number');
+
+    const badPayload = await alertmanager.webhook
+      .sendAlertmanager({ ...notificationOfSize(1), version: '3' })
+      .catch((error: unknown) => error);
+    assert.ok(badPayload instanceof TerdutApiError && badPayload.status === 400);
   });
 });

@@ -18,6 +18,7 @@ import { serviceAccountRoutes } from './routes/service-accounts/index.ts';
 import { bootstrapRoutes } from './routes/bootstrap/index.ts';
 import { auditRoutes } from './routes/audit/index.ts';
 import { scheduleRoutes } from './routes/schedule/index.ts';
+import { statsRoutes } from './routes/stats/index.ts';
 import { webhookRoutes } from './routes/webhook/index.ts';
 import { alertRoutes } from './routes/alerts/index.ts';
 import { incidentRoutes } from './routes/incidents/index.ts';
@@ -119,6 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(bootstrapRoutes(services.bootstrap));
   await app.register(auditRoutes(services.audit));
   await app.register(scheduleRoutes(services.schedule));
+  await app.register(statsRoutes(services.statistics));
   await app.register(webhookRoutes(services.intake, metrics));
   await app.register(alertRoutes(services.alerts));
   await app.register(incidentRoutes(services.incidents));

@@ -16,6 +16,7 @@ import { ApiKeyService } from './api-keys.ts';
 import { ServiceAccountService } from './service-accounts.ts';
 import { BootstrapService } from './bootstrap.ts';
 import { ScheduleService } from './schedule.ts';
+import { StatisticsService } from './statistics.ts';
 import { IntakeService } from './intake.ts';
 import { IncidentService } from './incidents.ts';
 import { AlertService } from './alerts.ts';
@@ -42,6 +43,7 @@ export interface Services {
   serviceAccounts: ServiceAccountService;
   bootstrap: BootstrapService;
   schedule: ScheduleService;
+  statistics: StatisticsService;
   intake: IntakeService;
   incidents: IncidentService;
   alerts: AlertService;
@@ -74,6 +76,7 @@ export function createServices(deps: ServiceDeps): Services {
       relyingParty: oidc && createOidcRelyingParty(oidc),
     }),
     schedule: new ScheduleService(deps),
+    statistics: new StatisticsService(deps),
     intake: new IntakeService(deps),
     incidents: new IncidentService(deps),
     alerts: new AlertService(deps),
