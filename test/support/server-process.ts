@@ -52,7 +52,7 @@ export function startServe(env: Record<string, string>): ServerProcess {
   return {
     child,
     output: () => output,
-    waitFor(pattern, timeoutMs = 60_000) {
+    waitFor(pattern, timeoutMs = 180_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const match = output.match(pattern);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootstrapInstructions } from './bootstrap-instructions.ts';
 import { startServe } from '../../../../test/support/server-process.ts';
+import { createTestPostgres } from '../../../../test/support/databases.ts';
 
 describe('bootstrap instructions text', () => {
   test('a generated token is shown in a ready-to-paste curl line', () => {
@@ -69,15 +70,21 @@ describe('terdut-server serve on a fresh install', () => {
   });
 
   test('with TERDUT_BOOTSTRAP_TOKEN set, the hint names the variable and not its value', async () => {
-    const freshDir = await mkdtemp(join(tmpdir(), 'terdut-serve-env-'));
+    // On PostgreSQL: the same start-up path, without a second embedded database to boot.
+    const database = await createTestPostgres();
     const secret = 'b'.repeat(64);
-    const server = startServe({ ...env(), TERDUT_DATA_DIR: freshDir, TERDUT_BOOTSTRAP_TOKEN: secret });
+    const server = startServe({
+      DATABASE_URL: database.url,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      TERDUT_BOOTSTRAP_TOKEN: secret,
+    });
     try {
       await server.waitFor(/Bearer \$TERDUT_BOOTSTRAP_TOKEN/);
       assert.ok(!server.output().includes(secret));
     } finally {
       await server.stop();
-      await rm(freshDir, { recursive: true, force: true });
+      await database.drop();
     }
   });
 });
