@@ -92,6 +92,19 @@ forEachDatabase('incidents API', (database) => {
     assert.equal((await call('POST', '/api/incidents/999999/acknowledge', alice)).status, 404);
     assert.equal((await call('POST', '/api/incidents/999999/resolve', alice)).status, 404);
     assert.equal((await call('POST', '/api/incidents/999999/notes', alice, { content: 'x' })).status, 404);
+    for (const [method, url, payload] of [
+      ['DELETE', '/api/incidents/999999/acknowledge', undefined],
+      ['POST', '/api/incidents/999999/assign', { user_id: alice.id }],
+      ['POST', '/api/incidents/999999/snooze', { duration: '1h' }],
+      ['DELETE', '/api/incidents/999999/snooze', undefined],
+      ['POST', '/api/incidents/999999/archive', undefined],
+      ['DELETE', '/api/incidents/999999/archive', undefined],
+      ['DELETE', '/api/incidents/999999/notes/1', undefined],
+    ] as const) {
+      const response = await call(method, url, alice, payload);
+      assert.equal(response.status, 404, `${method} ${url}`);
+      assert.match(response.body.error, /incident 999999 not found/);
+    }
     const bad = await call('GET', '/api/incidents/abc', alice);
     assert.equal(bad.status, 400);
     assert.match(bad.body.error, /id/);

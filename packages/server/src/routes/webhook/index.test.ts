@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
+import { createTestPglite, forEachDatabase } from '../../../../../test/support/databases.ts';
 import { ManualClock, startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
 import {
   firingAlert,
@@ -373,4 +373,35 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
     assert.match(metrics, /terdut_incidents_resolved_total\{source="alerts"\} [1-9]/);
     assert.match(metrics, /terdut_incidents_resolved_total\{source="manual"\} [1-9]/);
   });
+});
+
+test('a notification that fails midway answers 500 (Alertmanager retries) and leaves nothing behind', async () => {
+  const db = await createTestPglite();
+  const server = await startTestApp(db);
+  try {
+    const alertmanager = await server.createUser('alertmanager-faults', 'member');
+    const payload = notification({ groupKey: 'faulty', alerts: [firingAlert({ name: 'Faulty' })] });
+    const post = () =>
+      server.request({ method: 'POST', url: '/api/webhook/alertmanager', payload, as: alertmanager });
+    // The timeline is written last in the transaction: break it.
+    await db.exec('ALTER TABLE incident_events RENAME TO incident_events_away');
+    const failed = await post();
+    assert.equal(failed.status, 500);
+    assert.doesNotMatch(failed.body.error, /incident_events/, 'no SQL details leak to the client');
+    const count = async (table: string) =>
+      (await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM ${table}`)).rows[0]!.count;
+    assert.equal(await count('alerts'), 0, 'the alert upsert was rolled back');
+    assert.equal(await count('incidents'), 0);
+    const metrics = (await server.request({ method: 'GET', url: '/metrics' })).body as string;
+    assert.match(metrics, /terdut_webhook_notifications_total\{outcome="failed"\} 1/);
+
+    // Alertmanager's retry succeeds once the fault is gone.
+    await db.exec('ALTER TABLE incident_events_away RENAME TO incident_events');
+    const retried = await post();
+    assert.equal(retried.status, 200);
+    assert.equal(await count('incidents'), 1);
+  } finally {
+    await server.close();
+    await db.close();
+  }
 });
