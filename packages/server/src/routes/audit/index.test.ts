@@ -67,6 +67,64 @@ forEachDatabase('audit log', (database) => {
     assert.deepEqual(entry.detail, {});
   });
 
+  test('every identity change is recorded: users, roles, keys, service accounts', async () => {
+    const before = (await audit('?limit=1')).body[0]?.id ?? 0;
+    const user = await server.request({
+      method: 'POST',
+      url: '/api/users',
+      as: admin,
+      payload: { username: 'dora', email: 'dora@example.com' },
+    });
+    const role = { method: 'PUT', url: `/api/users/${user.body.id}/role`, as: admin } as const;
+    await server.request({ ...role, payload: { role: 'admin' } });
+    const key = await server.request({
+      method: 'POST',
+      url: `/api/users/${user.body.id}/api-keys`,
+      as: admin,
+      payload: { name: 'k' },
+    });
+    await server.request({
+      method: 'DELETE',
+      url: `/api/users/${user.body.id}/api-keys/${key.body.id}`,
+      as: admin,
+    });
+    await server.request({ method: 'DELETE', url: `/api/users/${user.body.id}`, as: admin });
+    const account = await server.request({
+      method: 'POST',
+      url: '/api/service-accounts',
+      as: admin,
+      payload: { name: 'audited-robot', scope: 'instance' },
+    });
+    const id = account.body.service_account.id;
+    const extra = await server.request({
+      method: 'POST',
+      url: `/api/service-accounts/${id}/keys`,
+      as: admin,
+      payload: { name: 'second' },
+    });
+    await server.request({
+      method: 'DELETE',
+      url: `/api/service-accounts/${id}/keys/${extra.body.id}`,
+      as: admin,
+    });
+    await server.request({ method: 'DELETE', url: `/api/service-accounts/${id}`, as: admin });
+
+    const entries = (await audit('?limit=50')).body.filter((entry: { id: number }) => entry.id > before);
+    assert.deepEqual(entries.map((entry: { action: string }) => entry.action).reverse(), [
+      'user.created',
+      'user.role_changed',
+      'api_key.created',
+      'api_key.deleted',
+      'user.deleted',
+      'service_account.created',
+      'service_account.key_created',
+      'service_account.key_deleted',
+      'service_account.deleted',
+    ]);
+    const secrets = [key.body.key, account.body.key.key, extra.body.key];
+    assert.ok(!secrets.some((secret) => JSON.stringify(entries).includes(secret)), 'no key in the audit log');
+  });
+
   test('members may not read the audit log (403)', async () => {
     const response = await audit('', member);
     assert.equal(response.status, 403);

@@ -306,6 +306,39 @@ forEachDatabase('users and /api/me', (database) => {
     assert.match(deleted.body.error, /last admin/);
   });
 
+  test('every identity endpoint refuses a caller without credentials (401)', async () => {
+    const endpoints = [
+      ['GET', '/api/me'],
+      ['GET', '/api/users'],
+      ['POST', '/api/users'],
+      ['DELETE', `/api/users/${member.id}`],
+      ['PUT', `/api/users/${member.id}/notify`],
+      ['PUT', `/api/users/${member.id}/role`],
+      ['GET', `/api/users/${member.id}/api-keys`],
+      ['POST', `/api/users/${member.id}/api-keys`],
+      ['DELETE', `/api/users/${member.id}/api-keys/1`],
+      ['POST', '/api/service-accounts'],
+      ['GET', '/api/service-accounts'],
+      ['POST', '/api/service-accounts/1/keys'],
+      ['DELETE', '/api/service-accounts/1/keys/1'],
+      ['DELETE', '/api/service-accounts/1'],
+      ['GET', '/api/audit'],
+      ['POST', '/api/bootstrap'],
+      ['POST', '/api/bootstrap/recover'],
+    ] as const;
+    for (const [method, url] of endpoints) {
+      const response = await server.request({
+        method,
+        url,
+        payload: method === 'GET' || method === 'DELETE' ? undefined : {},
+      });
+      assert.equal(response.status, 401, `${method} ${url}`);
+      assert.equal(typeof response.body.error, 'string');
+    }
+    const status = await server.request({ method: 'GET', url: '/api/bootstrap' });
+    assert.equal(status.status, 200, 'GET /api/bootstrap is public');
+  });
+
   test('a user id that is not a number is 400 naming the parameter', async () => {
     const response = await server.request({ method: 'DELETE', url: '/api/users/abc', as: admin });
     assert.equal(response.status, 400);
