@@ -253,6 +253,26 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     assert.equal(await sessionsOf(), 1, 'the expired session was deleted, the new one is there');
   });
 
+  test('using a session records it at most once a minute, not on every request', async () => {
+    const person = await personWithPassword();
+    const browser = await signIn(person.username, person.password);
+    const lastSeen = async () =>
+      (
+        await database().query<{ last_seen_at: Date }>(
+          `SELECT last_seen_at FROM sessions WHERE user_id = $1 AND revoked_at IS NULL`,
+          [person.id],
+        )
+      ).rows[0]!.last_seen_at.getTime();
+    const started = await lastSeen();
+    const me = () => server.request({ method: 'GET', url: '/api/me', headers: asBrowser(browser) });
+    clock.advance(30_000);
+    assert.equal((await me()).status, 200);
+    assert.equal(await lastSeen(), started, 'no write 30 s after the last one');
+    clock.advance(31_000);
+    assert.equal((await me()).status, 200);
+    assert.equal(await lastSeen(), clock.now().getTime(), 'written once more than a minute had passed');
+  });
+
   test('changing your own password needs the current one and signs you out everywhere else', async () => {
     const person = await personWithPassword('first password 123');
     const here = await signIn(person.username, person.password);

@@ -12,6 +12,7 @@ import type { SignInService } from '../../services/sign-in.ts';
 import type { PasswordService } from '../../services/passwords.ts';
 import { ErrorSchema, UserSchema, serializeUser } from '../users/wire.ts';
 import { MAX_PASSWORD_LENGTH } from '../../auth/password-hash.ts';
+import { ApiError } from '../../errors.ts';
 
 /** Holds the signed OIDC state, nonce and PKCE verifier between the redirect out and the callback. */
 const OIDC_FLOW_COOKIE = 'terdut_oidc';
@@ -33,6 +34,14 @@ export function signInRoutes(deps: SignInRouteDeps) {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['sign-in'];
     const { publicUrl } = deps;
+
+    // The person sees the answer; whoever runs the server should see, in the
+    // log, that the provider fails or that someone was turned away.
+    app.addHook('onError', async (request, _reply, error) => {
+      if (!(error instanceof ApiError) || !request.url.startsWith('/auth/')) return;
+      if (error.status >= 500) request.log.warn({ reason: error.message }, 'sign-in failed on our side');
+      else if (error.status === 403) request.log.info({ reason: error.message }, 'sign-in refused');
+    });
 
     app.post(
       '/auth/login',
