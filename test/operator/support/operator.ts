@@ -169,3 +169,56 @@ export async function waitForDeployment(
   );
   return deployment;
 }
+
+const plurals: Record<string, string> = {
+  Namespace: 'namespaces',
+  CustomResourceDefinition: 'customresourcedefinitions',
+  ServiceAccount: 'serviceaccounts',
+  ClusterRole: 'clusterroles',
+  ClusterRoleBinding: 'clusterrolebindings',
+  Role: 'roles',
+  RoleBinding: 'rolebindings',
+  Deployment: 'deployments',
+  Secret: 'secrets',
+  TerdutServer: 'terdutservers',
+  postgresql: 'postgresqls',
+};
+
+/** apiVersion, kind, name and namespace of one YAML document (block style, as in deploy/). */
+export function yamlIdentity(doc: string): {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+} {
+  const unquote = (value: string | undefined) => value?.trim().replace(/^["']|["']$/g, '');
+  const top = (field: string) => unquote(new RegExp(`^${field}:\\s*(.+)$`, 'm').exec(doc)?.[1]);
+  const lines = doc.split('\n');
+  const start = lines.findIndex((line) => /^metadata:\s*$/.test(line));
+  const meta: Record<string, string> = {};
+  for (const line of lines.slice(start + 1)) {
+    if (/^\S/.test(line)) break;
+    const match = /^ {2}(name|namespace):\s*(.+)$/.exec(line);
+    if (match) meta[match[1]!] = unquote(match[2])!;
+  }
+  return { apiVersion: top('apiVersion')!, kind: top('kind')!, name: meta.name!, namespace: meta.namespace };
+}
+
+/** Server-side applies every document of a YAML file (as the test admin); returns what was applied. */
+export async function applyYamlFile(
+  admin: KubeCredentials,
+  path: string,
+): Promise<{ kind: string; name: string }[]> {
+  const applied: { kind: string; name: string }[] = [];
+  for (const doc of readFileSync(path, 'utf8').split(/^---\s*$/m)) {
+    if (!/^kind:/m.test(doc)) continue;
+    const { apiVersion, kind, name, namespace } = yamlIdentity(doc);
+    const plural = plurals[kind];
+    if (!plural) throw new Error(`${path}: no plural known for kind ${kind}`);
+    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const url = `${base}${namespace ? `/namespaces/${namespace}` : ''}/${plural}/${name}?fieldManager=terdut-tests&force=true`;
+    await kubeRequestOk(admin, 'PATCH', url, { body: doc, contentType: 'application/apply-patch+yaml' });
+    applied.push({ kind, name });
+  }
+  return applied;
+}
