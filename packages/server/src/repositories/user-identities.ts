@@ -60,12 +60,3 @@ export async function touchIdentity(
 export async function setUserEmail(db: Queryable, userId: number, email: string): Promise<void> {
   await db.query(`UPDATE users SET email = $2 WHERE id = $1`, [userId, email]);
 }
-
-/** True when a live user holds `username`. */
-export async function usernameTaken(db: Queryable, username: string): Promise<boolean> {
-  const result = await db.query<{ taken: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM users WHERE username = $1 AND deleted_at IS NULL) AS taken`,
-    [username],
-  );
-  return result.rows[0]?.taken === true;
-}

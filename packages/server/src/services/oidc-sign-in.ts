@@ -14,14 +14,13 @@ import { ApiError, badRequest, forbidden } from '../errors.ts';
 import { requireBootstrapped } from './sign-in.ts';
 import { readSignedValue, signValue } from '../auth/signed-values.ts';
 import { readInstanceSecret } from '../repositories/instance-secrets.ts';
-import { insertUser, setRole } from '../repositories/users.ts';
+import { findUserByUsername, insertUser, setRole } from '../repositories/users.ts';
 import {
   findLinkedUser,
   linkIdentity,
   lockOidcProvisioning,
   setUserEmail,
   touchIdentity,
-  usernameTaken,
 } from '../repositories/user-identities.ts';
 
 /** How long a browser may take between /auth/oidc/login and the callback. */
@@ -253,9 +252,10 @@ export function usernameFrom(identity: Pick<OidcIdentity, 'preferredUsername' | 
 
 /** `base`, or `base-2`, `base-3`, … whichever no live user holds (run under the provisioning lock). */
 async function uniqueUsername(tx: Queryable, base: string): Promise<string> {
-  if (!(await usernameTaken(tx, base))) return base;
+  const taken = async (name: string) => (await findUserByUsername(tx, name)) !== undefined;
+  if (!(await taken(base))) return base;
   for (let n = 2; ; n++) {
     const candidate = `${base}-${n}`;
-    if (!(await usernameTaken(tx, candidate))) return candidate;
+    if (!(await taken(candidate))) return candidate;
   }
 }
