@@ -1,0 +1,216 @@
+/**
+ * `npm run bench:queue`: how fast the incident queue (`GET /api/incidents`)
+ * answers on a large history: 100k incidents and 1M alerts, filled in bulk
+ * SQL, served by a real terdut-server process over loopback HTTP.
+ *
+ * Measured twice on the same data: without the indexes on `incidents` that
+ * migrations after 0300 add (dropped for the "before" pass: 0300's schema as
+ * the intake first shipped it) and with them (rebuilt from their own
+ * definitions). Statistics endpoints are timed on the same data.
+ *
+ * Not a test: it prints figures (record them in bench/README.md).
+ * Environment: BENCH_INCIDENTS (default 100000), BENCH_ALERTS_PER_INCIDENT
+ * (default 10), BENCH_REQUESTS per list (default 100), BENCH_QUEUE_DATABASES
+ * (default "postgres"; add pglite for the embedded database, which fills about twice as slowly), TERDUT_BENCH_DATABASE_URL as for bench:intake.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LatencyRecorder, formatMs, printTable } from './support/latency.ts';
+import { printMachine } from './support/machine.ts';
+import { provideBenchPostgres } from './support/postgres.ts';
+import {
+  openStorage,
+  prepareStorage,
+  startServerProcess,
+  type BenchStorage,
+} from './support/server-process.ts';
+import { fillQueue } from './support/fill-queue.ts';
+
+const INCIDENTS = Number(process.env.BENCH_INCIDENTS ?? 100_000);
+const ALERTS_PER_INCIDENT = Number(process.env.BENCH_ALERTS_PER_INCIDENT ?? 10);
+const OPEN = Math.max(1, Math.round(INCIDENTS / 100));
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
+const DATABASES = (process.env.BENCH_QUEUE_DATABASES ?? 'postgres').split(',').map((name) => name.trim());
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../packages/server/src/db/migrations/', import.meta.url));
+const STATS_REQUESTS = 10;
+
+/** The lists people and clients actually ask for. */
+const LISTS: { label: string; query: string }[] = [
+  { label: 'default (open, not snoozed)', query: '' },
+  { label: 'status=acknowledged', query: '?status=acknowledged' },
+  { label: 'snoozed=true', query: '?snoozed=true' },
+  { label: 'status=resolved', query: '?status=resolved' },
+  { label: 'archived=true', query: '?archived=true' },
+];
+
+/** Indexes on `incidents` that migrations after 0300 create: the ones the "before" pass goes without. */
+function laterIncidentIndexNames(): string[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((file) => file.endsWith('.sql') && file > '0300_~')
+    .flatMap((file) =>
+      [
+        ...readFileSync(join(MIGRATIONS_DIR, file), 'utf8').matchAll(
+          /CREATE\s+INDEX\s+(\w+)\s+ON\s+incidents\b/gi,
+        ),
+      ].map((match) => match[1]!),
+    );
+}
+
+const STATS: { label: string; path: string }[] = [
+  { label: 'stats/alerts', path: '/api/stats/alerts' },
+  { label: 'stats/alerts/top', path: '/api/stats/alerts/top' },
+  { label: 'stats/alerts/by-hour', path: '/api/stats/alerts/by-hour' },
+  { label: 'stats/incidents', path: '/api/stats/incidents' },
+];
+
+interface Timed {
+  p50: number;
+  p99: number;
+  rows: number;
+}
+
+/** Sequential GETs (after a few unrecorded ones) against a fresh server process. */
+async function measure(
+  storage: BenchStorage,
+  adminKey: string,
+  targets: { label: string; path: string; requests: number }[],
+): Promise<Map<string, Timed>> {
+  const server = await startServerProcess(storage);
+  const results = new Map<string, Timed>();
+  try {
+    for (const target of targets) {
+      const url = `${server.baseUrl}${target.path}`;
+      const get = async () => {
+        const response = await fetch(url, { headers: { authorization: `Bearer ${adminKey}` } });
+        if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
+        return await response.json();
+      };
+      for (let i = 0; i < 5; i++) await get();
+      const latency = new LatencyRecorder();
+      let rows = 0;
+      for (let i = 0; i < target.requests; i++) {
+        const started = performance.now();
+        const body = await get();
+        latency.record(performance.now() - started);
+        rows = Array.isArray(body) ? body.length : 1;
+      }
+      results.set(target.label, { p50: latency.percentile(50), p99: latency.percentile(99), rows });
+    }
+  } finally {
+    await server.stop();
+  }
+  return results;
+}
+
+const listTargets = () =>
+  LISTS.map((list) => ({ label: list.label, path: `/api/incidents${list.query}`, requests: REQUESTS }));
+const statsTargets = () => STATS.map((stat) => ({ ...stat, requests: STATS_REQUESTS }));
+
+async function benchDatabase(
+  name: string,
+  storage: BenchStorage,
+): Promise<{ lists: string[][]; stats: string[][] }> {
+  const { adminId, adminKey } = await prepareStorage(storage);
+  const db = await openStorage(storage);
+  const fillStarted = performance.now();
+  await fillQueue(
+    db,
+    { incidents: INCIDENTS, alertsPerIncident: ALERTS_PER_INCIDENT, open: OPEN },
+    adminId,
+    new Date(),
+  );
+  const fillSeconds = (performance.now() - fillStarted) / 1000;
+  const counts = (
+    await db.query<{ incidents: number; alerts: number }>(
+      'SELECT (SELECT count(*) FROM incidents)::int AS incidents, (SELECT count(*) FROM alerts)::int AS alerts',
+    )
+  ).rows[0]!;
+  console.log(
+    `  ${name}: filled ${counts.incidents} incidents, ${counts.alerts} alerts in ${fillSeconds.toFixed(1)} s`,
+  );
+  const names = laterIncidentIndexNames();
+  const indexes = (
+    await db.query<{ indexname: string; indexdef: string }>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'incidents' AND indexname = ANY($1::text[])`,
+      [names],
+    )
+  ).rows;
+  console.log(
+    `  ${name}: "before" goes without ${indexes.map((index) => index.indexname).join(', ') || '(none)'}`,
+  );
+  for (const index of indexes) await db.exec(`DROP INDEX ${index.indexname}`);
+  await db.exec('ANALYZE incidents');
+  // PGlite allows one process per data directory: the server opens it next.
+  await db.close();
+  const before = await measure(storage, adminKey, listTargets());
+
+  const reopened = await openStorage(storage);
+  for (const index of indexes) await reopened.exec(index.indexdef);
+  await reopened.exec('ANALYZE incidents');
+  await reopened.close();
+  const after = await measure(storage, adminKey, [...listTargets(), ...statsTargets()]);
+
+  const lists = LISTS.map((list) => {
+    const without = before.get(list.label)!;
+    const withIndexes = after.get(list.label)!;
+    return [
+      name,
+      list.label,
+      String(withIndexes.rows),
+      `${formatMs(without.p50)} / ${formatMs(without.p99)}`,
+      `${formatMs(withIndexes.p50)} / ${formatMs(withIndexes.p99)}`,
+    ];
+  });
+  const stats = STATS.map((stat) => {
+    const timed = after.get(stat.label)!;
+    return [name, `GET ${stat.path}`, `${formatMs(timed.p50)} / ${formatMs(timed.p99)}`];
+  });
+  return { lists, stats };
+}
+
+async function main(): Promise<void> {
+  printMachine();
+  console.log(
+    `${INCIDENTS} incidents (${OPEN} open), ${INCIDENTS * ALERTS_PER_INCIDENT} alerts; ${REQUESTS} sequential requests per list\n`,
+  );
+  const rows: string[][] = [];
+  const statsRows: string[][] = [];
+  const postgres = DATABASES.includes('postgres') ? await provideBenchPostgres() : undefined;
+  try {
+    if (postgres) {
+      console.log(`PostgreSQL: ${postgres.origin}; ${postgres.durability}`);
+      const database = await postgres.createDatabase('terdut_bench_queue');
+      try {
+        const result = await benchDatabase('PostgreSQL', { kind: 'postgres', url: database.url });
+        rows.push(...result.lists);
+        statsRows.push(...result.stats);
+      } finally {
+        await database.drop();
+      }
+    }
+    if (DATABASES.includes('pglite')) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'terdut-bench-queue-'));
+      try {
+        const result = await benchDatabase('PGlite', { kind: 'pglite', dataDir });
+        rows.push(...result.lists);
+        statsRows.push(...result.stats);
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await postgres?.stop();
+  }
+  console.log('');
+  printTable(
+    ['database', 'GET /api/incidents', 'rows', 'p50 / p99 before', 'p50 / p99 with the indexes'],
+    rows,
+  );
+  console.log(`\nStatistics on the same data (${STATS_REQUESTS} sequential requests each):\n`);
+  printTable(['database', 'request', 'p50 / p99'], statsRows);
+}
+
+await main();
