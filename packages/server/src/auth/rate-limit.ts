@@ -37,6 +37,11 @@ export class FixedWindowRateLimiter {
     };
   }
 
+  /** How many keys are tracked; expired windows are dropped once 10,000 are held. */
+  get size(): number {
+    return this.#windows.size;
+  }
+
   // Bounds memory under a flood of distinct addresses; cheap because it only
   // runs when the map has grown.
   #forgetExpired(now: number): void {
