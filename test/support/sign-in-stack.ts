@@ -4,6 +4,7 @@
  * HTTP: terdut → provider login → consent → terdut callback.
  */
 import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import assert from 'node:assert/strict';
@@ -41,8 +42,11 @@ export async function startSignInStack(options: {
   /** false: the provider serves profile, email and groups from userinfo only (see OidcProviderOptions). */
   claimsInIdToken?: boolean;
 }): Promise<SignInStack> {
-  const port = await freePort();
-  const url = `http://localhost:${port}`;
+  // Listen first (port 0: no race for a port), then build terdut with the
+  // URL it will be reached at, and hand it the listener's requests.
+  const listener = createHttpServer();
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  const url = `http://localhost:${(listener.address() as AddressInfo).port}`;
   const idp = await startOidcProvider({
     redirectUris: [`${url}/auth/oidc/callback`],
     people: options.people,
@@ -56,7 +60,8 @@ export async function startSignInStack(options: {
     ...options.env,
   });
   const app = await buildApp({ db: options.db, config, clock: options.clock });
-  await app.listen({ port, host: '127.0.0.1' });
+  await app.ready();
+  listener.on('request', (request, response) => app.routing(request, response));
 
   return {
     url,
@@ -84,6 +89,8 @@ export async function startSignInStack(options: {
       return browser.submitFirstForm(afterLogin, {});
     },
     async close() {
+      listener.closeAllConnections();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
       await app.close();
       await idp.stop();
     },
