@@ -16,7 +16,7 @@ export const ScheduleEntrySchema = Type.Object(
     date: CalendarDate,
     created_at: Type.String({ format: 'date-time' }),
   },
-  { $id: 'ScheduleEntry', description: 'One person on call for one calendar day' },
+  { title: 'ScheduleEntry', description: 'One person on call for one calendar day' },
 );
 
 const ErrorSchema = Type.Object({ error: Type.String() });
