@@ -133,12 +133,12 @@ export class OidcSignInService {
 
     return this.#db.transaction(async (tx) => {
       await lockOidcProvisioning(tx);
-      const userId = await this.#provision(tx, identity, policy, input.clientAddress);
-      const session = await this.#sessions.start(tx, userId.id, 'oidc');
+      const user = await this.#provision(tx, identity, policy, input.clientAddress);
+      const session = await this.#sessions.start(tx, user.id, 'oidc');
       await this.#audit.record(tx, {
-        actor: { userId: userId.id, username: userId.username },
+        actor: { userId: user.id, username: user.username },
         action: 'sign_in',
-        target: `user:${userId.id}`,
+        target: `user:${user.id}`,
         detail: { method: 'oidc', issuer: identity.issuer },
         clientAddress: input.clientAddress,
       });
