@@ -12,7 +12,7 @@
  * temporary cluster).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { TerdutClient } from '../packages/client/src/index.ts';
@@ -274,6 +274,7 @@ async function main(): Promise<void> {
     console.log(
       `\nRaw PG inserts and terdut-server on PostgreSQL ran on the same server (${postgres.durability}), so the share is like for like.`,
     );
+    console.log(`load average at the end: ${loadavg()[0]!.toFixed(2)}`);
   } finally {
     await serverDb.drop();
     await rawDb.drop();

@@ -14,7 +14,7 @@
  * (default "postgres"; add pglite for the embedded database, which fills about twice as slowly), TERDUT_BENCH_DATABASE_URL as for bench:intake.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LatencyRecorder, formatMs, printTable } from './support/latency.ts';
@@ -211,6 +211,7 @@ async function main(): Promise<void> {
   );
   console.log(`\nStatistics on the same data (${STATS_REQUESTS} sequential requests each):\n`);
   printTable(['database', 'request', 'p50 / p99'], statsRows);
+  console.log(`\nload average at the end: ${loadavg()[0]!.toFixed(2)}`);
 }
 
 await main();
