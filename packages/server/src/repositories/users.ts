@@ -101,10 +101,14 @@ export async function softDeleteUser(db: Queryable, id: number, at: Date): Promi
   return result.rowCount > 0;
 }
 
-/** Brings a soft-deleted user back as an admin (recovery), optionally with a new email. */
+/**
+ * Brings a soft-deleted user back as an admin (recovery), optionally with a
+ * new email. The old password is dropped: whoever knew it when the person
+ * was deleted must not get in with it again; recovery hands out a fresh key.
+ */
 export async function restoreAsAdmin(db: Queryable, id: number, email: string | undefined): Promise<UserRow> {
   const result = await db.query<UserRow>(
-    `UPDATE users SET deleted_at = NULL, role = 'admin', email = COALESCE($2, email)
+    `UPDATE users SET deleted_at = NULL, role = 'admin', email = COALESCE($2, email), password_hash = NULL
       WHERE id = $1 RETURNING ${USER_COLUMNS}`,
     [id, email ?? null],
   );

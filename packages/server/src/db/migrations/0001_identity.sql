@@ -39,7 +39,7 @@ CREATE TABLE service_accounts (
 
 -- One row at most: whether, when and by whom the instance was bootstrapped.
 -- A database with people but no row here predates the protocol and counts as
--- bootstrapped (see IdentityService.isBootstrapped).
+-- bootstrapped (see isBootstrapped in services/bootstrap.ts).
 CREATE TABLE bootstrap_state (
   singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
   bootstrapped_at timestamptz NOT NULL DEFAULT now(),

@@ -226,11 +226,24 @@ forEachDatabase('bootstrap', (database, kind) => {
       as: admin,
       payload: { role: 'member' },
     });
+    const password = await server.request({
+      method: 'PUT',
+      url: `/api/users/${member.body.id}/password`,
+      as: admin,
+      payload: { password: 'correct horse battery staple' },
+    });
+    assert.equal(password.status, 204);
     await server.request({ method: 'DELETE', url: `/api/users/${member.body.id}`, as: admin });
     const restored = await recover(TOKEN, { username: 'mia' });
     assert.equal(restored.status, 201);
     assert.equal(restored.body.user.id, member.body.id, 'the same person comes back, history intact');
     assert.equal(restored.body.user.role, 'admin');
+    const me = await server.request({ method: 'GET', url: '/api/me', as: restored.body.api_key.key });
+    assert.equal(
+      me.body.has_password,
+      false,
+      'the password from before the deletion no longer opens the account',
+    );
 
     const created = await recover(TOKEN, { username: 'newcomer', email: 'new@example.com' });
     assert.equal(created.status, 201);
