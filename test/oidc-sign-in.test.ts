@@ -163,6 +163,31 @@ forEachDatabase('OIDC sign-in with a real provider', (database) => {
     assert.equal(await countUsers(), users);
   });
 
+  test('declining at the provider ends at terdut with 403 saying so, and no user is created', async () => {
+    const grace: TestPerson = {
+      ...carol,
+      subject: 'sub-grace',
+      username: 'grace',
+      email: 'grace@example.com',
+    };
+    stack.idp.setPerson(grace);
+    const browser = new TestBrowser();
+    const login = await browser.get(`${stack.url}/auth/oidc/login`);
+    const consent = await browser.submitFirstForm(login, {
+      username: grace.username,
+      password: grace.password,
+    });
+    const deny = /action="([^"]*\/deny)"/.exec(consent.text)![1]!;
+    const end = await browser.submitForm(new URL(deny, consent.url).toString(), {});
+    assert.ok(endedAtCallback(end, stack), `ended at ${end.url}`);
+    assert.equal(end.status, 403);
+    assert.match(
+      end.json.error,
+      /identity provider did not sign you in: access_denied \(the person declined\)/,
+    );
+    assert.equal((await database().query(`SELECT 1 FROM users WHERE username = 'grace'`)).rows.length, 0);
+  });
+
   test('a callback without a sign-in started in this browser is refused with 400', async () => {
     const response = await fetch(`${stack.url}/auth/oidc/callback?code=abc&state=def`);
     assert.equal(response.status, 400);

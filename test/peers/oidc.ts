@@ -122,7 +122,9 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
   const providerHandler = provider.callback();
 
   const interactions = async (request: IncomingMessage, response: ServerResponse): Promise<boolean> => {
-    const match = /^\/interaction\/([\w-]+)(\/login|\/confirm)?$/.exec(request.url?.split('?')[0] ?? '');
+    const match = /^\/interaction\/([\w-]+)(\/login|\/confirm|\/deny)?$/.exec(
+      request.url?.split('?')[0] ?? '',
+    );
     if (!match) return false;
     const details = await provider.interactionDetails(request, response);
     const action = match[2];
@@ -131,7 +133,8 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
         details.prompt.name === 'login'
           ? `<form method="post" action="/interaction/${details.uid}/login">
                <input name="username"><input type="password" name="password"><button>Sign in</button></form>`
-          : `<form method="post" action="/interaction/${details.uid}/confirm"><button>Allow</button></form>`;
+          : `<form method="post" action="/interaction/${details.uid}/confirm"><button>Allow</button></form>
+             <form method="post" action="/interaction/${details.uid}/deny"><button>Deny</button></form>`;
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       response.end(`<!doctype html><title>test provider</title>${page}`);
       return true;
@@ -151,6 +154,15 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
         {
           mergeWithLastSubmission: false,
         },
+      );
+      return true;
+    }
+    if (action === '/deny') {
+      await provider.interactionFinished(
+        request,
+        response,
+        { error: 'access_denied', error_description: 'the person declined' },
+        { mergeWithLastSubmission: false },
       );
       return true;
     }
