@@ -249,6 +249,26 @@ test('groups and email are read from userinfo when the provider keeps them out o
   }
 });
 
+test('a wrong client secret ends in 502 that names the settings to check', async () => {
+  const db = await createTestPglite();
+  await insertUser(db, { username: 'admin', email: 'admin@example.com', role: 'admin' });
+  const stack = await startSignInStack({
+    db,
+    people: [carol],
+    env: { TERDUT_OIDC_CLIENT_SECRET: 'not-the-secret-the-provider-has' },
+  });
+  try {
+    const end = await stack.signIn(new TestBrowser(), carol);
+    assert.ok(endedAtCallback(end, stack), `ended at ${end.url}`);
+    assert.equal(end.status, 502);
+    assert.match(end.json.error, /invalid_client; check TERDUT_OIDC_CLIENT_ID and TERDUT_OIDC_CLIENT_SECRET/);
+    assert.doesNotMatch(end.json.error, /not-the-secret/, 'the secret itself is never shown');
+  } finally {
+    await stack.close();
+    await db.close();
+  }
+});
+
 test('with the provider down, OIDC sign-in answers 502 naming the problem and the rest of the server works', async () => {
   const db = await createTestPglite();
   const deadPort = await freePort();
