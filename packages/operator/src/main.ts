@@ -27,6 +27,15 @@ async function main(argv: string[]): Promise<number> {
     throw error;
   }
   const logger = jsonLogger(config.logLevel);
+  // Signals are handled from the start: one that arrives while the operator
+  // is still starting (informers listing, lease pending) stops it once started.
+  let signalled: string | undefined;
+  let onSignal: (signal: string) => void = (signal) => {
+    signalled = signal;
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+
   const kube = KubeClient.load(config.kubeconfig);
   const operator = await startOperator({
     config,
@@ -44,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     watchNamespaces: config.watchNamespaces.length ? config.watchNamespaces : 'all',
   });
   return new Promise<number>((resolve) => {
-    const shutdown = (signal: string) => {
+    onSignal = (signal: string) => {
       logger.info('shutting down: finishing reconciles in flight, releasing the lease', { signal });
       const timer = setTimeout(() => {
         logger.error('shutdown took longer than 25 s; exiting anyway');
@@ -59,8 +68,7 @@ async function main(argv: string[]): Promise<number> {
         },
       );
     };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+    if (signalled) onSignal(signalled);
   });
 }
 

@@ -24,6 +24,8 @@ export async function startInProcessOperator(options: {
   standIn: KubeletStandIn;
   watchNamespaces?: string[];
   tokenPickupTimeoutSeconds?: number;
+  /** Default: the stand-in's loopback URL of each Service. */
+  resolveServerUrl?: (namespace: string, service: string, serviceUrl: string) => string;
 }): Promise<InProcessOperator> {
   const logs: string[] = [];
   const kube = KubeClient.load(options.kubeconfigPath);
@@ -50,8 +52,10 @@ export async function startInProcessOperator(options: {
     config,
     kube,
     logger: { debug: () => {}, info: record('info'), warn: record('warn'), error: record('error') },
-    resolveServerUrl: (namespace, service, serviceUrl) =>
-      options.standIn.serviceUrls.get(`${namespace}/${service}`) ?? serviceUrl,
+    resolveServerUrl:
+      options.resolveServerUrl ??
+      ((namespace, service, serviceUrl) =>
+        options.standIn.serviceUrls.get(`${namespace}/${service}`) ?? serviceUrl),
   });
   return {
     ...operator,
