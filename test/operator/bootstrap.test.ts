@@ -241,3 +241,38 @@ test('the seed incident: a person already holds the first user and there is no b
     'the person who came first is untouched',
   );
 });
+
+test('a Zalando database whose Secret does not exist yet: DatabaseReady=False naming it, then True as soon as it appears (watch, no polling)', async () => {
+  await createTerdutServer(kube.admin, namespace, 'zalando', {
+    database: { postgresql: { clusterName: 'terdut-db', user: 'terdut_app', databaseName: 'terdut' } },
+  });
+  const waiting = await waitForCondition(kube.admin, namespace, 'zalando', {
+    type: 'DatabaseReady',
+    status: 'False',
+    reason: 'DatabaseSecretMissing',
+  });
+  const secretName = 'terdut-app.terdut-db.credentials.postgresql.acid.zalan.do';
+  assert.match(conditionOf(waiting, 'DatabaseReady').message, new RegExp(secretName.replace(/\./g, '\\.')));
+  assert.equal(conditionOf(waiting, 'Ready').reason, 'DatabaseSecretMissing');
+  const missing = await waitForEvent(kube.admin, namespace, 'DatabaseMissing');
+  assert.equal(missing.type, 'Warning');
+  assert.equal(
+    (await kubeRequest(kube.admin, 'GET', `/apis/apps/v1/namespaces/${namespace}/deployments/zalando`))
+      .status,
+    404,
+    'no Deployment without a database',
+  );
+
+  // The postgres-operator creates the Secret; the operator notices through its watch.
+  await createSecret(kube.admin, namespace, secretName, { username: 'terdut_app', password: 'pw' });
+  await waitForCondition(kube.admin, namespace, 'zalando', { type: 'DatabaseReady', status: 'True' }, 10_000);
+  const deployment = await waitForDeployment(kube.admin, namespace, 'zalando');
+  const env = deployment.spec.template.spec.containers[0].env;
+  assert.deepEqual(env.find((e: any) => e.name === 'TERDUT_DB_PASSWORD').valueFrom, {
+    secretKeyRef: { name: secretName, key: 'password' },
+  });
+  assert.equal(
+    env.find((e: any) => e.name === 'DATABASE_URL').value,
+    `postgres://$(TERDUT_DB_USER):$(TERDUT_DB_PASSWORD)@terdut-db.${namespace}.svc:5432/terdut?sslmode=require`,
+  );
+});
