@@ -208,7 +208,18 @@ async function main(): Promise<void> {
   await sleep(5000);
   const steadyStart = await snapshot();
   const steadyStarted = performance.now();
-  await sleep(steadySeconds * 1000);
+  // Slices of 10 s show whether leftover work is still draining or keeps coming.
+  const slices: string[] = [];
+  let sliceStart = steadyStart.operator;
+  for (let slice = 0; slice < Math.ceil(steadySeconds / 10); slice++) {
+    await sleep(Math.min(10, steadySeconds - slice * 10) * 1000);
+    const now = parsePrometheusText(await operator.scrape());
+    const was = { operator: sliceStart, apiserver: [] };
+    const is = { operator: now, apiserver: [] };
+    const split = readsAndWrites(delta(operatorByVerb(was), operatorByVerb(is)));
+    slices.push(`${reconciles(is) - reconciles(was)} reconciles/${split.reads} reads/${split.writes} writes`);
+    sliceStart = now;
+  }
   const steadyEnd = await snapshot();
   const steadyMinutes = seconds(steadyStarted) / 60;
   const memory = operator.memory();
@@ -250,6 +261,10 @@ async function main(): Promise<void> {
       value: `${memory.peakMiB.toFixed(0)} MiB (now ${memory.currentMiB.toFixed(0)} MiB)`,
     },
     'reconciles in steady state': { value: String(reconciles(steadyEnd) - reconciles(steadyStart)) },
+    // Not the operator: this process holds the in-process terdut-servers.
+    [`benchmark process RSS (${count} terdut-servers)`]: {
+      value: `${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+    },
   });
   console.log(`rollout, operator requests by verb: ${verbs(rolloutByVerb)}`);
   console.log(
@@ -258,6 +273,7 @@ async function main(): Promise<void> {
   console.log(
     `steady state, operator by verb and resource: ${verbs(delta(operatorByVerbResource(steadyStart), operatorByVerbResource(steadyEnd))) || 'none'}`,
   );
+  console.log(`steady state per 10 s slice: ${slices.join('; ')}`);
   console.log(
     `steady state, kube-apiserver apiserver_request_total by verb: ${verbs(apiSteadyByVerb) || 'none'}`,
   );
