@@ -140,6 +140,19 @@ describe('KubeletStandIn', () => {
         command: [process.execPath, probeServerPath],
       });
       assert.equal(kubelet.serviceUrls.get(`${namespace}/terdut`), workload.url);
+      // A Service created after the pod started is followed too.
+      await kubeRequestOk(admin, 'POST', `/api/v1/namespaces/${namespace}/services`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'terdut-late' },
+          spec: { selector: { app: 'terdut' }, ports: [{ port: 80, targetPort: 8080 }] },
+        },
+      });
+      await waitUntil(async () => kubelet.serviceUrls.get(`${namespace}/terdut-late`) === workload.url, {
+        timeoutMs: 10_000,
+        describe: () => 'a Service created after runDeployment was not mapped to the workload',
+      });
 
       const ask = async (): Promise<ProbeAnswer> => (await (await fetch(workload.url)).json()) as ProbeAnswer;
       const first = await ask();
@@ -168,6 +181,7 @@ describe('KubeletStandIn', () => {
       await workload.stop();
       assert.equal(isProcessAlive(first.pid), false, 'the workload process outlived stop()');
       assert.equal(kubelet.serviceUrls.has(`${namespace}/terdut`), false);
+      assert.equal(kubelet.serviceUrls.has(`${namespace}/terdut-late`), false);
     } finally {
       await kubelet.stop();
     }

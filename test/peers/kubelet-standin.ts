@@ -253,7 +253,9 @@ export class KubeletStandIn {
     for (const sync of secretSyncs) sync.start();
 
     const url = `http://127.0.0.1:${port}`;
+    const timers: { services?: NodeJS.Timeout } = {};
     const stop = async (): Promise<void> => {
+      clearInterval(timers.services);
       for (const sync of secretSyncs) sync.stop();
       await group.stop();
       this.#workloads.delete(key);
@@ -267,7 +269,7 @@ export class KubeletStandIn {
         async () =>
           (await fetch(`${url}${readinessPath}`, { signal: AbortSignal.timeout(1000) })).status === 200,
         {
-          timeoutMs: options.readyTimeoutMs ?? 60_000,
+          timeoutMs: options.readyTimeoutMs ?? 120_000,
           intervalMs: 200,
           child,
           describe: () => `${key} did not answer 200 on ${url}${readinessPath}`,
@@ -290,18 +292,39 @@ export class KubeletStandIn {
       stop,
     };
     this.#workloads.set(key, workload);
+    // Like the EndpointSlice controller, keep following the Services that
+    // select the pod: one the operator creates (or changes) later still maps.
     const labels = deployment.spec.template.metadata?.labels ?? {};
-    const services = await kubeRequestOk<{ items: Service[] }>(
-      this.#admin,
-      'GET',
-      `/api/v1/namespaces/${namespace}/services`,
-    );
-    for (const service of services.items) {
-      const selector = service.spec.selector ?? {};
-      const matches =
-        Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
-      if (matches) this.serviceUrls.set(`${namespace}/${service.metadata.name}`, url);
-    }
+    const refreshServices = async (): Promise<void> => {
+      const services = await kubeRequestOk<{ items: Service[] }>(
+        this.#admin,
+        'GET',
+        `/api/v1/namespaces/${namespace}/services`,
+      );
+      if (!this.#workloads.has(key) || this.#workloads.get(key) !== workload) return;
+      for (const service of services.items) {
+        const serviceKey = `${namespace}/${service.metadata.name}`;
+        const selector = service.spec.selector ?? {};
+        const matches =
+          Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+        if (matches) this.serviceUrls.set(serviceKey, url);
+        else if (this.serviceUrls.get(serviceKey) === url) this.serviceUrls.delete(serviceKey);
+      }
+    };
+    await refreshServices();
+    let refreshing = false;
+    timers.services = setInterval(() => {
+      if (refreshing) return;
+      refreshing = true;
+      refreshServices()
+        .catch(() => {
+          // A transient API error; the next tick retries.
+        })
+        .finally(() => {
+          refreshing = false;
+        });
+    }, 500);
+    timers.services.unref();
     await this.markDeploymentAvailable(namespace, name, 1);
     return workload;
   }
