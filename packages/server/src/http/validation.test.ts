@@ -1,0 +1,38 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestPglite } from '../../../../test/support/databases.ts';
+import { startTestApp, type TestApp, type TestUser } from '../../../../test/support/app.ts';
+
+let server: TestApp;
+let admin: TestUser;
+before(async () => {
+  server = await startTestApp(await createTestPglite());
+  admin = await server.createUser('validation-admin', 'admin');
+});
+after(async () => {
+  await server.close();
+  await server.db.close();
+});
+
+test('a JSON body with a number where text belongs is refused with 400 naming the field, not converted', async () => {
+  const response = await server.request({
+    method: 'POST',
+    url: '/api/users',
+    as: admin,
+    payload: { username: 4242, email: 'n@example.com' },
+  });
+  assert.equal(response.status, 400);
+  assert.match(response.body.error, /username/);
+  const users = await server.request({ method: 'GET', url: '/api/users', as: admin });
+  assert.ok(
+    !users.body.some((user: { username: string }) => user.username === '4242'),
+    'nothing was created',
+  );
+});
+
+test('query parameters arrive as text and are still read as numbers', async () => {
+  const response = await server.request({ method: 'GET', url: '/api/audit?limit=1', as: admin });
+  assert.equal(response.status, 200);
+  assert.ok(Array.isArray(response.body));
+  assert.ok(response.body.length <= 1);
+});

@@ -1,0 +1,30 @@
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import { Ajv, type Options } from 'ajv';
+import addFormatsPlugin from 'ajv-formats';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = addFormatsPlugin as unknown as (ajv: Ajv) => Ajv;
+
+const common: Options = {
+  useDefaults: true,
+  removeAdditional: false,
+  // allErrors makes a crafted payload cost more to reject (Fastify's advice).
+  allErrors: false,
+  addUsedSchema: false,
+  // TypeBox annotations (e.g. descriptions for OpenAPI) are not validation keywords.
+  strict: false,
+};
+
+/**
+ * Request validation with two rule sets. Path and query parameters arrive as
+ * text, so they are coerced to the schema's types (`?limit=10` → 10). JSON
+ * bodies are not: a client that sends `{"user_id": "3"}` or `{"content": 42}`
+ * sent the wrong type, and hearing so beats a silent conversion.
+ */
+export function installValidation(app: FastifyInstance): void {
+  const forBodies = addFormats(new Ajv({ ...common, coerceTypes: false }));
+  const forText = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+  app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) =>
+    (httpPart === 'body' ? forBodies : forText).compile(schema as object),
+  );
+}
