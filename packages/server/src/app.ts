@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createServices, type Services } from './services/index.ts';
 import { installErrorHandling } from './http/errors.ts';
+import { installValidation } from './http/validation.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { installCsrfProtection } from './http/csrf.ts';
 import { signInRoutes } from './routes/auth/index.ts';
@@ -61,7 +62,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
     // Alertmanager sends its whole group state in one notification.
     bodyLimit: 8 * 1024 * 1024,
     // request.ip (rate limits, audit) is the real client only when the proxy in front is trusted.
@@ -72,6 +72,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('metrics', metrics);
 
   installErrorHandling(app);
+  installValidation(app);
   // Cookies are parsed before authentication looks for the session cookie.
   await app.register(cookie);
   installAuthentication(app, services.authentication);
