@@ -34,6 +34,11 @@ export class ServiceAccountsApi {
     return this.#http.request('POST', `/api/service-accounts/${serviceAccountId}/keys`, { body: { name } });
   }
 
+  /** The account's keys, newest first, without `key`: finds keys nobody recorded so they can be revoked. */
+  async listKeys(serviceAccountId: number): Promise<ApiKey[]> {
+    return this.#http.request('GET', `/api/service-accounts/${serviceAccountId}/keys`);
+  }
+
   async revokeKey(serviceAccountId: number, keyId: number): Promise<void> {
     await this.#http.request('DELETE', `/api/service-accounts/${serviceAccountId}/keys/${keyId}`);
   }

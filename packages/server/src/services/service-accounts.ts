@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.ts';
 import { requireAdmin } from '../auth/principal.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
-import { deleteKey, deleteKeysOfUser } from '../repositories/api-keys.ts';
+import { deleteKey, deleteKeysOfUser, listKeysOfUser, type ApiKeyRow } from '../repositories/api-keys.ts';
 import { insertUser, softDeleteUser } from '../repositories/users.ts';
 import {
   deleteServiceAccount,
@@ -89,6 +89,17 @@ export class ServiceAccountService {
   async list(principal: Principal, filter: { name?: string }): Promise<ServiceAccountRow[]> {
     requireAdmin(principal, 'manage service accounts');
     return listServiceAccounts(this.#db, filter.name);
+  }
+
+  /**
+   * The account's keys, newest first, without secrets; 404 for an unknown
+   * account. Lets whoever adopts an account find keys nobody recorded (an
+   * operator that crashed between minting a key and storing it) and revoke them.
+   */
+  async listKeys(principal: Principal, id: number): Promise<ApiKeyRow[]> {
+    requireAdmin(principal, 'manage service accounts');
+    const account = await this.#find(this.#db, id);
+    return listKeysOfUser(this.#db, account.user_id);
   }
 
   /** Mints another key for the account (rotation, or adopting an account after a crash). */

@@ -105,6 +105,68 @@ forEachDatabase('service accounts', (database, kind) => {
     assert.equal((await server.request({ method: 'GET', url: '/api/me', as: minted.body.key })).status, 200);
   });
 
+  test("listing an account's keys shows every key newest first, never the key itself", async () => {
+    const created = await createAccount('key-lister');
+    const id = created.body.service_account.id;
+    const minted = await server.request({
+      method: 'POST',
+      url: `/api/service-accounts/${id}/keys`,
+      as: admin,
+      payload: { name: 'second' },
+    });
+    const listed = await server.request({
+      method: 'GET',
+      url: `/api/service-accounts/${id}/keys`,
+      as: admin,
+    });
+    assert.equal(listed.status, 200);
+    const { key: _second, ...second } = minted.body;
+    const { key: _first, ...first } = created.body.key;
+    assert.deepEqual(listed.body, [second, first]);
+    assert.deepEqual(Object.keys(listed.body[0]).sort(), [
+      'created_at',
+      'id',
+      'last_used_at',
+      'name',
+      'user_id',
+    ]);
+    assert.ok(!JSON.stringify(listed.body).includes(created.body.key.key), 'no secret in the list');
+
+    // Using a key shows up in the list, the way GET /api/users/{id}/api-keys shows it.
+    await server.request({ method: 'GET', url: '/api/me', as: created.body.key.key });
+    const afterUse = await server.request({
+      method: 'GET',
+      url: `/api/service-accounts/${id}/keys`,
+      as: admin,
+    });
+    assert.match(afterUse.body[1].last_used_at, /^\d{4}-\d\d-\d\dT.*Z$/);
+
+    await server.request({
+      method: 'DELETE',
+      url: `/api/service-accounts/${id}/keys/${created.body.key.id}`,
+      as: admin,
+    });
+    const afterRevoke = await server.request({
+      method: 'GET',
+      url: `/api/service-accounts/${id}/keys`,
+      as: admin,
+    });
+    assert.deepEqual(
+      afterRevoke.body.map((key: { id: number }) => key.id),
+      [minted.body.id],
+      'a revoked key is gone from the list',
+    );
+  });
+
+  test('listing keys needs credentials (401)', async () => {
+    const created = await createAccount('keys-need-credentials');
+    const response = await server.request({
+      method: 'GET',
+      url: `/api/service-accounts/${created.body.service_account.id}/keys`,
+    });
+    assert.equal(response.status, 401);
+  });
+
   test('a service account may revoke its own key (the operator finaliser does this)', async () => {
     const created = await createAccount('self-revoking');
     const response = await server.request({
@@ -141,6 +203,7 @@ forEachDatabase('service accounts', (database, kind) => {
     const attempts = [
       { method: 'POST', url: '/api/service-accounts', payload: { name: 'mine', scope: 'instance' } },
       { method: 'GET', url: '/api/service-accounts' },
+      { method: 'GET', url: `/api/service-accounts/${id}/keys` },
       { method: 'POST', url: `/api/service-accounts/${id}/keys`, payload: { name: 'x' } },
       { method: 'DELETE', url: `/api/service-accounts/${id}/keys/${created.body.key.id}` },
       { method: 'DELETE', url: `/api/service-accounts/${id}` },
@@ -155,6 +218,7 @@ forEachDatabase('service accounts', (database, kind) => {
     const created = await createAccount('has-keys');
     const id = created.body.service_account.id;
     const cases = [
+      { method: 'GET', url: '/api/service-accounts/999999/keys' },
       { method: 'POST', url: '/api/service-accounts/999999/keys', payload: { name: 'x' } },
       { method: 'DELETE', url: '/api/service-accounts/999999/keys/1' },
       { method: 'DELETE', url: `/api/service-accounts/${id}/keys/999999` },

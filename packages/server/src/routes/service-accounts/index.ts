@@ -3,7 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../http/authentication.ts';
 import type { ServiceAccountService } from '../../services/service-accounts.ts';
 import { ErrorSchema } from '../users/wire.ts';
-import { NewApiKeySchema, serializeNewApiKey } from '../api-keys/wire.ts';
+import { ApiKeySchema, NewApiKeySchema, serializeApiKey, serializeNewApiKey } from '../api-keys/wire.ts';
 import { ServiceAccountSchema, serializeServiceAccount } from './wire.ts';
 
 /** `/api/service-accounts`: credentials for programs such as the operator (admins only). */
@@ -49,6 +49,21 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
       },
       async (request) =>
         (await accounts.list(principalOf(request), request.query)).map(serializeServiceAccount),
+    );
+
+    app.get(
+      '/api/service-accounts/:id/keys',
+      {
+        schema: {
+          tags,
+          summary: 'Keys of a service account, newest first, without the keys themselves',
+          description: 'Lets an adopter find keys nobody recorded (a crash after minting) and revoke them.',
+          params: idParams,
+          response: { 200: Type.Array(ApiKeySchema), ...adminErrors },
+        },
+      },
+      async (request) =>
+        (await accounts.listKeys(principalOf(request), request.params.id)).map(serializeApiKey),
     );
 
     app.post(
