@@ -205,7 +205,22 @@ async function main(): Promise<void> {
   // the API server now is the operator (plus the API server's own
   // loopback requests, which its counter includes).
   kubelet.pause();
-  await sleep(5000);
+  // All Ready is not all done: reconciles woken by the last status writes
+  // may still be queued. Settled = work queue empty and no reconcile for
+  // 15 s (at most 3 min); the tail is reported on its own.
+  const settleStarted = performance.now();
+  let settleLast = parsePrometheusText(await operator.scrape());
+  let quietPolls = 0;
+  while (quietPolls < 3 && seconds(settleStarted) < 180) {
+    await sleep(5000);
+    const now = parsePrometheusText(await operator.scrape());
+    const depth = total(sumBy(now, 'terdut_operator_workqueue_depth', () => 'all'));
+    const same =
+      reconciles({ operator: now, apiserver: [] }) === reconciles({ operator: settleLast, apiserver: [] });
+    quietPolls = same && depth === 0 ? quietPolls + 1 : 0;
+    settleLast = now;
+  }
+  const settleSeconds = seconds(settleStarted) - 15;
   const steadyStart = await snapshot();
   const steadyStarted = performance.now();
   // Slices of 10 s show whether leftover work is still draining or keeps coming.
@@ -259,6 +274,9 @@ async function main(): Promise<void> {
     },
     'operator peak RSS (VmHWM)': {
       value: `${memory.peakMiB.toFixed(0)} MiB (now ${memory.currentMiB.toFixed(0)} MiB)`,
+    },
+    'tail after all Ready (reconciles until quiet)': {
+      value: `${reconciles(steadyStart) - reconciles(afterRollout)} reconciles, quiet after ${settleSeconds.toFixed(0)} s`,
     },
     'reconciles in steady state': { value: String(reconciles(steadyEnd) - reconciles(steadyStart)) },
     // Not the operator: this process holds the in-process terdut-servers.
