@@ -2,8 +2,8 @@
  * Every crash window of the reconcile (bootstrap-protocol.md, operator rule
  * 5): a real operator process exits right after one step's API call
  * (TERDUT_OPERATOR_FAILPOINT), a new operator takes over, and the result is
- * always the same: Ready, exactly one service account, one working key
- * recorded, no checkpoint left, no second admin.
+ * always the same: Ready, exactly one service account whose only key on the
+ * server is the recorded, working one, no checkpoint left, no second admin.
  *
  * The scenarios run side by side, each in a namespace of its own with a
  * real terdut-server on its own PostgreSQL database.
@@ -160,7 +160,8 @@ test(
           180_000,
         );
         const ref = ready.status.credentialsSecretRef;
-        const apiKey = secretValue(await getSecret(kube.admin, operatorNamespace, ref.name), ref.key)!;
+        const credentials = await getSecret(kube.admin, operatorNamespace, ref.name);
+        const apiKey = secretValue(credentials, ref.key)!;
         const client = new TerdutClient({
           baseUrl: standIn.workload(namespace, 'terdut')!.url,
           token: apiKey,
@@ -171,6 +172,14 @@ test(
           (await client.serviceAccounts.list()).map((a) => a.name),
           ['terdut-operator'],
           `${failpoint}: exactly one service account`,
+        );
+        // A key minted but never recorded (a crash before the credentials
+        // Secret) would stay valid forever; adoption must revoke it.
+        const account = (await client.serviceAccounts.findByName('terdut-operator'))!;
+        assert.deepEqual(
+          (await client.serviceAccounts.listKeys(account.id)).map((key) => key.id),
+          [Number(credentials.metadata.annotations['terdut.ryuvia.com/api-key-id'])],
+          `${failpoint}: the service account has exactly one key on the server, the recorded one`,
         );
         const admins = (await client.users.list()).filter((u) => u.username === 'terdut-operator');
         assert.equal(admins.length, 1, `${failpoint}: no second admin`);

@@ -10,7 +10,8 @@
  *        └─ 401 (from either): rotate the token, wait for the pod to read it;
  *           still refused after the pickup timeout: BootstrapStateLost
  *   checkpoint the admin key BEFORE using it
- *   POST /api/service-accounts ─ 409 ─> adopt it by name and mint a fresh key
+ *   POST /api/service-accounts ─ 409 ─> adopt it by name, revoke its keys that
+ *        no Secret records (a crash before the credentials Secret), mint a fresh key
  *   credentials Secret -> status.credentialsSecretRef -> revoke the admin key
  *   -> delete the checkpoint
  *
@@ -23,6 +24,7 @@ import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 import { stop, type Pass, type ReconcileDeps, type Secret, type StepResult } from './context.ts';
 import { deleteCheckpoint, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.ts';
 import { readCredentials, writeCredentials } from './credentials.ts';
+import { revokeUnrecordedKeys } from './stale-keys.ts';
 import {
   checkpointSecretName,
   credentialsSecretKey,
@@ -183,6 +185,29 @@ async function bootstrapOnce(deps: BootstrapDeps, pass: Pass, baseUrl: string): 
         cause: error,
       });
     serviceAccount = found;
+    // Revoke before minting: a key minted by a crashed pass is valid and held
+    // by nobody. Revoking first means a failing revocation cannot leave a
+    // growing pile of fresh keys behind; a crash after the mint leaves one
+    // unrecorded key, which the next adoption revokes in turn.
+    const recordedKeyId = existing?.serviceAccountId === found.id ? existing.keyId : undefined;
+    const revoked = await revokeUnrecordedKeys(
+      admin,
+      found.id,
+      new Set(recordedKeyId === undefined ? [] : [recordedKeyId]),
+    );
+    deps.log.info('adopted the existing service account; revoked keys no Secret recorded', {
+      server: `${server.metadata.namespace}/${server.metadata.name}`,
+      serviceAccount: serviceAccountName,
+      revoked,
+    });
+    if (revoked > 0) {
+      await deps.events.record(
+        server,
+        'Normal',
+        'StaleKeysRevoked',
+        `adopted service account ${serviceAccountName} on terdut-server at ${baseUrl} and revoked ${revoked} key(s) of it that no Secret recorded (minted by an interrupted bootstrap)`,
+      );
+    }
     key = await admin.serviceAccounts.createKey(found.id, `terdut-operator ${deps.now().toISOString()}`);
   }
   deps.failpoint('service-account');
