@@ -24,10 +24,12 @@ export const clusterRules: PolicyRule[] = [
   // Owner references with blockOwnerDeletion need update on the owner's finalizers
   // (OwnerReferencesPermissionEnforcement admission).
   { apiGroups: ['terdut.ryuvia.com'], resources: ['terdutservers/finalizers'], verbs: ['update'] },
-  // workload.ts: server-side apply (patch) of the Deployment; informer for readiness.
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'patch'] },
-  // workload.ts: server-side apply of the Service.
-  { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'patch'] },
+  // workload.ts: server-side apply of the Deployment; informer for readiness.
+  // An apply PATCH that finds no object creates it, and the API server
+  // authorises that as `create`, so apply needs both verbs.
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+  // workload.ts: server-side apply of the Service (create + patch, as above).
+  { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
   // token-secret.ts creates the bootstrap-token Secret and rotates it (update);
   // database.ts reads database Secrets; a metadata-only informer wakes
   // resources when a Secret they wait for appears; finalize.ts deletes the
@@ -43,7 +45,7 @@ export const clusterRules: PolicyRule[] = [
   {
     apiGroups: ['gateway.networking.k8s.io'],
     resources: ['httproutes'],
-    verbs: ['get', 'list', 'watch', 'patch', 'delete'],
+    verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
   },
 ];
 
