@@ -18,7 +18,7 @@
  * A second admin is never created: bootstrap creates the operator's admin
  * once, and recover re-uses that same username.
  */
-import { TerdutApiError, isTransientError, type TerdutClient } from '@terdut/client';
+import { TerdutApiError, isTransientError, type BootstrapResult, type TerdutClient } from '@terdut/client';
 import { resourcePath, resources } from '../../runtime/kube-client.ts';
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 import { stop, type Pass, type ReconcileDeps, type Secret, type StepResult } from './context.ts';
@@ -288,6 +288,11 @@ async function recordCredentials(
   if (adoptedReason) await deleteCheckpoint(deps, server, { force: true });
 }
 
+/** What is checkpointed of a bootstrap or recover answer: the admin key and what revokes it later. */
+function checkpointOf(result: BootstrapResult, source: Checkpoint['source']): Checkpoint {
+  return { adminKey: result.api_key.key, adminUserId: result.user.id, adminKeyId: result.api_key.id, source };
+}
+
 /**
  * POST /api/bootstrap, or /recover when the server is already bootstrapped.
  * A 401 from either means the pod does not run with the token the operator
@@ -318,12 +323,7 @@ async function obtainAdminKey(
       const result = await client.bootstrap.bootstrap(token.token, operatorAdmin);
       deps.failpoint('bootstrap');
       await clearRotationMark(deps, token.secret);
-      return {
-        adminKey: result.api_key.key,
-        adminUserId: result.user.id,
-        adminKeyId: result.api_key.id,
-        source,
-      };
+      return checkpointOf(result, source);
     } catch (error) {
       if (!is(error, 403)) throw error;
     }
@@ -332,12 +332,7 @@ async function obtainAdminKey(
     const result = await client.bootstrap.recover(token.token, operatorAdmin);
     deps.failpoint('recover');
     await clearRotationMark(deps, token.secret);
-    return {
-      adminKey: result.api_key.key,
-      adminUserId: result.user.id,
-      adminKeyId: result.api_key.id,
-      source,
-    };
+    return checkpointOf(result, source);
   } catch (error) {
     if (!is(error, 401)) throw error;
     return onTokenRefused(deps, pass, token.secret, baseUrl, refusedBy);
