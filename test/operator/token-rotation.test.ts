@@ -82,9 +82,13 @@ test('a server running with a token the operator does not hold: the token is rot
   const rotated = await waitForEvent(kube.admin, namespace, 'TokenRotated');
   assert.equal(rotated.type, 'Warning');
   assert.match(rotated.note, /answered 401/);
+  // Level-triggered status: the pass that rotated the token writes its reason
+  // after the event, so wait for it rather than read the first False seen
+  // (which may still be the earlier WaitingForServer).
   const waiting = await waitForCondition(kube.admin, namespace, 'mismatch', {
     type: 'Bootstrapped',
     status: 'False',
+    reason: /^(TokenRotated|WaitingForTokenPickup)$/,
   });
   assert.match(conditionOf(waiting, 'Bootstrapped').reason, /^(TokenRotated|WaitingForTokenPickup)$/);
 

@@ -65,7 +65,7 @@ export async function waitForCondition(
   admin: KubeCredentials,
   namespace: string,
   name: string,
-  expected: { type: string; status: string; reason?: string },
+  expected: { type: string; status: string; reason?: string | RegExp },
   timeoutMs = 60_000,
 ): Promise<any> {
   let last: any;
@@ -74,14 +74,18 @@ export async function waitForCondition(
       last = await getTerdutServer(admin, namespace, name);
       const condition = conditionOf(last, expected.type);
       return (
-        condition?.status === expected.status && (!expected.reason || condition.reason === expected.reason)
+        condition?.status === expected.status &&
+        (expected.reason === undefined ||
+          (typeof expected.reason === 'string'
+            ? condition.reason === expected.reason
+            : expected.reason.test(String(condition.reason))))
       );
     },
     {
       timeoutMs,
       intervalMs: 200,
       describe: () =>
-        `TerdutServer ${namespace}/${name} did not reach ${expected.type}=${expected.status}${expected.reason ? ` (${expected.reason})` : ''}; conditions: ${JSON.stringify(last?.status?.conditions ?? [], null, 1)}`,
+        `TerdutServer ${namespace}/${name} did not reach ${expected.type}=${expected.status}${expected.reason ? ` (${String(expected.reason)})` : ''}; conditions: ${JSON.stringify(last?.status?.conditions ?? [], null, 1)}`,
     },
   );
   return last;
