@@ -19,6 +19,7 @@ import { serviceAccountRoutes } from './routes/service-accounts/index.ts';
 import { bootstrapRoutes } from './routes/bootstrap/index.ts';
 import { auditRoutes } from './routes/audit/index.ts';
 import { scheduleRoutes } from './routes/schedule/index.ts';
+import { schedulesRoutes } from './routes/schedules/index.ts';
 import { statsRoutes } from './routes/stats/index.ts';
 import { webhookRoutes } from './routes/webhook/index.ts';
 import { alertRoutes } from './routes/alerts/index.ts';
@@ -121,6 +122,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(bootstrapRoutes(services.bootstrap));
   await app.register(auditRoutes(services.audit));
   await app.register(scheduleRoutes(services.schedule));
+  await app.register(schedulesRoutes(services.schedules));
   await app.register(statsRoutes(services.statistics));
   await app.register(webhookRoutes(services.intake, metrics));
   await app.register(alertRoutes(services.alerts));

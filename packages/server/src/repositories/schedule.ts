@@ -9,38 +9,39 @@ export interface ScheduleEntryRow {
   created_at: Date;
 }
 
-// Entries of soft-deleted users are left in place but treated as absent
-// everywhere: nobody should be paged as "on call" through a deleted account,
-// and their days are free to give to someone else.
+// The contract's day entries are the whole-day overrides (`day` set) of one
+// schedule, the default (migration 0600). Entries of soft-deleted users are
+// left in place but treated as absent everywhere: nobody should be paged as
+// "on call" through a deleted account, and their days are free to give to
+// someone else.
 const ENTRY_SELECT = `
-  SELECT s.id, s.user_id, u.username, to_char(s.date, 'YYYY-MM-DD') AS date, s.created_at
-    FROM schedule_entries s
+  SELECT s.id, s.user_id, u.username, to_char(s.day, 'YYYY-MM-DD') AS date, s.created_at
+    FROM schedule_overrides s
     JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL`;
 
 /** Live entries with `from <= date <= to`, oldest date first. */
 export async function listEntriesBetween(
   db: Queryable,
+  scheduleId: number,
   from: string,
   to: string,
 ): Promise<ScheduleEntryRow[]> {
   const result = await db.query<ScheduleEntryRow>(
-    `${ENTRY_SELECT} WHERE s.date BETWEEN $1::date AND $2::date ORDER BY s.date`,
-    [from, to],
+    `${ENTRY_SELECT} WHERE s.schedule_id = $1 AND s.day BETWEEN $2::date AND $3::date ORDER BY s.day`,
+    [scheduleId, from, to],
   );
   return result.rows;
 }
 
-/** The live entry for one date, if any. */
-export async function findEntryOn(db: Queryable, date: string): Promise<ScheduleEntryRow | undefined> {
-  const result = await db.query<ScheduleEntryRow>(`${ENTRY_SELECT} WHERE s.date = $1::date`, [date]);
-  return result.rows[0];
-}
-
 /** Live entries on any of `dates`, oldest first. */
-export async function findEntriesOn(db: Queryable, dates: readonly string[]): Promise<ScheduleEntryRow[]> {
+export async function findEntriesOn(
+  db: Queryable,
+  scheduleId: number,
+  dates: readonly string[],
+): Promise<ScheduleEntryRow[]> {
   const result = await db.query<ScheduleEntryRow>(
-    `${ENTRY_SELECT} WHERE s.date = ANY($1::date[]) ORDER BY s.date`,
-    [dates],
+    `${ENTRY_SELECT} WHERE s.schedule_id = $1 AND s.day = ANY($2::date[]) ORDER BY s.day`,
+    [scheduleId, dates],
   );
   return result.rows;
 }
@@ -51,22 +52,27 @@ export async function findEntriesOn(db: Queryable, dates: readonly string[]): Pr
  */
 export async function deleteOthersEntriesOn(
   db: Queryable,
+  scheduleId: number,
   dates: readonly string[],
   userId: number,
 ): Promise<number> {
   const result = await db.query(
-    'DELETE FROM schedule_entries WHERE date = ANY($1::date[]) AND user_id <> $2',
-    [dates, userId],
+    'DELETE FROM schedule_overrides WHERE schedule_id = $1 AND day = ANY($2::date[]) AND user_id <> $3',
+    [scheduleId, dates, userId],
   );
   return result.rowCount;
 }
 
 /** Removes entries on `dates` whose user has been deleted, so the days count as free. */
-export async function deleteDeletedUsersEntriesOn(db: Queryable, dates: readonly string[]): Promise<number> {
+export async function deleteDeletedUsersEntriesOn(
+  db: Queryable,
+  scheduleId: number,
+  dates: readonly string[],
+): Promise<number> {
   const result = await db.query(
-    `DELETE FROM schedule_entries s USING users u
-      WHERE s.user_id = u.id AND u.deleted_at IS NOT NULL AND s.date = ANY($1::date[])`,
-    [dates],
+    `DELETE FROM schedule_overrides s USING users u
+      WHERE s.user_id = u.id AND u.deleted_at IS NOT NULL AND s.schedule_id = $1 AND s.day = ANY($2::date[])`,
+    [scheduleId, dates],
   );
   return result.rowCount;
 }
@@ -78,20 +84,15 @@ export async function deleteDeletedUsersEntriesOn(db: Queryable, dates: readonly
  */
 export async function insertEntries(
   db: Queryable,
+  scheduleId: number,
   userId: number,
   dates: readonly string[],
   createdAt: Date,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO schedule_entries (user_id, date, created_at)
-     SELECT $1, d, $3 FROM unnest($2::date[]) AS d
-     ON CONFLICT (date) DO NOTHING`,
-    [userId, dates, createdAt],
+    `INSERT INTO schedule_overrides (schedule_id, user_id, day, created_at)
+     SELECT $1, $2, d, $4 FROM unnest($3::date[]) AS d
+     ON CONFLICT (schedule_id, day) WHERE day IS NOT NULL DO NOTHING`,
+    [scheduleId, userId, dates, createdAt],
   );
-}
-
-/** Deletes one entry by id. Returns false when there was none. */
-export async function deleteEntry(db: Queryable, id: number): Promise<boolean> {
-  const result = await db.query('DELETE FROM schedule_entries WHERE id = $1', [id]);
-  return result.rowCount > 0;
 }

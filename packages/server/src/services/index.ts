@@ -16,6 +16,7 @@ import { ApiKeyService } from './api-keys.ts';
 import { ServiceAccountService } from './service-accounts.ts';
 import { BootstrapService } from './bootstrap.ts';
 import { ScheduleService } from './schedule.ts';
+import { SchedulesService } from './schedules.ts';
 import { StatisticsService } from './statistics.ts';
 import { IntakeService } from './intake.ts';
 import { IncidentService } from './incidents.ts';
@@ -43,6 +44,7 @@ export interface Services {
   serviceAccounts: ServiceAccountService;
   bootstrap: BootstrapService;
   schedule: ScheduleService;
+  schedules: SchedulesService;
   statistics: StatisticsService;
   intake: IntakeService;
   incidents: IncidentService;
@@ -58,6 +60,7 @@ export function createServices(deps: ServiceDeps): Services {
   const throttle = new SignInThrottle(deps);
   const bootstrapGate = new BootstrapGate(deps);
   const oidc = deps.config.oidc;
+  const schedules = new SchedulesService({ ...deps, audit });
   return {
     audit,
     users: new UserService({ ...deps, audit }),
@@ -75,7 +78,8 @@ export function createServices(deps: ServiceDeps): Services {
       policy: oidc,
       relyingParty: oidc && createOidcRelyingParty(oidc),
     }),
-    schedule: new ScheduleService(deps),
+    schedule: new ScheduleService({ ...deps, schedules, audit }),
+    schedules,
     statistics: new StatisticsService(deps),
     intake: new IntakeService(deps),
     incidents: new IncidentService(deps),

@@ -1,25 +1,34 @@
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
 import { requireAdmin, type Principal } from '../auth/principal.ts';
 import { ApiError, badRequest, conflict, notFound } from '../errors.ts';
-import { addDays, isCalendarDate, localDate } from '../calendar-date.ts';
+import { addDays, isCalendarDate } from '../calendar-date.ts';
 import { findUserById } from '../repositories/users.ts';
 import {
   deleteDeletedUsersEntriesOn,
-  deleteEntry,
   deleteOthersEntriesOn,
   findEntriesOn,
-  findEntryOn,
   insertEntries,
-  listEntriesBetween,
   type ScheduleEntryRow,
 } from '../repositories/schedule.ts';
+import { deleteOverride } from '../repositories/schedules.ts';
+import type { AuditService } from './audit.ts';
+import { MAX_WINDOW_DAYS, type SchedulesService } from './schedules.ts';
+import { localDateOf, startOfLocalDay } from './schedule-timeline.ts';
 
 /** How far ahead `GET /api/schedule` looks when the caller gives no `to`. */
 export const DEFAULT_WINDOW_DAYS = 30;
 /** Dates one `POST /api/schedule` may assign: a year, so a request stays one small transaction. */
 export const MAX_DATES_PER_REQUEST = 366;
+
+/**
+ * Ids of day entries that come from a rotation (no row of their own) sit above
+ * every stored id: 2^52 + days since 1970-01-01 × 64 + their place that day.
+ * Stored ids never get near 2^52, and the id alone tells DELETE which day it
+ * was, so it can say which rotation covers it.
+ */
+const DERIVED_ID_BASE = 2 ** 52;
+const DERIVED_PER_DAY = 64;
 
 export interface AssignDays {
   userId: number;
@@ -27,29 +36,46 @@ export interface AssignDays {
   replace: boolean;
 }
 
-/** The on-call schedule: one person per calendar day, "today" taken in TERDUT_TIMEZONE. */
+/** A day entry as the contract shows it; rotation days say which rotation. */
+export interface DayEntry extends ScheduleEntryRow {
+  rotation_id?: number;
+  rotation?: string;
+  override_id?: number;
+}
+
+/**
+ * The contract's day-based schedule (api-contract.md "On-call schedule"): the
+ * default schedule seen one calendar day at a time, "today" being the date in
+ * that schedule's zone (TERDUT_TIMEZONE unless an admin set another). Stored
+ * entries are its whole-day overrides; days a rotation covers appear too.
+ */
 export class ScheduleService {
   readonly #db: Database;
   readonly #clock: Clock;
-  readonly #timezone: string;
+  readonly #schedules: SchedulesService;
+  readonly #audit: AuditService;
 
-  constructor(deps: { db: Database; clock: Clock; config: Pick<Config, 'timezone'> }) {
+  constructor(deps: { db: Database; clock: Clock; schedules: SchedulesService; audit: AuditService }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
-    this.#timezone = deps.config.timezone;
+    this.#schedules = deps.schedules;
+    this.#audit = deps.audit;
   }
 
-  /** Today's date in the configured zone, e.g. `2026-07-28` at 23:30 UTC in Europe/Berlin. */
-  today(): string {
-    return localDate(this.#clock.now(), this.#timezone);
+  /** Today's date in the default schedule's zone, e.g. `2026-07-28` at 23:30 UTC in Europe/Berlin. */
+  async today(): Promise<string> {
+    const schedule = await this.#schedules.defaultSchedule();
+    return localDateOf(this.#clock.now().getTime(), schedule.time_zone);
   }
 
   /**
-   * Entries from `from` to `to`, both inclusive. `from` defaults to today and
-   * `to` to `from` + 30 days. Throws 400 for a malformed date or `from` > `to`.
+   * Entries from `from` to `to`, both inclusive: for each day, who is on call
+   * that day in the default schedule, in order of their first moment on call.
+   * `from` defaults to today and `to` to `from` + 30 days. Throws 400 for a
+   * malformed date, `from` > `to`, or more than 366 days.
    */
-  async list(range: { from?: string; to?: string }): Promise<ScheduleEntryRow[]> {
-    const from = range.from ?? this.today();
+  async list(range: { from?: string; to?: string }): Promise<DayEntry[]> {
+    const from = range.from ?? (await this.today());
     if (!isCalendarDate(from))
       throw badRequest(`query field "from" is not a date in YYYY-MM-DD form: "${from}"`);
     const to = range.to ?? addDays(from, DEFAULT_WINDOW_DAYS);
@@ -58,16 +84,22 @@ export class ScheduleService {
       const fromNote = range.from === undefined ? ' (today, the default)' : '';
       throw badRequest(`query field "from" (${from}${fromNote}) is after "to" (${to})`);
     }
+    if (addDays(from, MAX_WINDOW_DAYS) < to) {
+      throw badRequest(`query fields "from" and "to" span more than ${MAX_WINDOW_DAYS} days; ask for less`);
+    }
     // Oldest date first, unlike the contract's newest-first default: a
     // schedule is read like a calendar, forward from today, and clients render
     // it as a rota in that order.
-    return listEntriesBetween(this.#db, from, to);
+    return this.#days(from, to);
   }
 
-  /** Who is on call today; throws 404 "no one is on call today" (a normal state). */
-  async current(): Promise<ScheduleEntryRow> {
-    const entry = await findEntryOn(this.#db, this.today());
-    if (!entry) throw new ApiError(404, 'no one is on call today');
+  /** Who is on call now, as today's entry; throws 404 "no one is on call today" (a normal state). */
+  async current(): Promise<DayEntry> {
+    const now = this.#clock.now();
+    const onCall = await this.#schedules.onCallAt('default', now);
+    const today = localDateOf(now.getTime(), onCall.schedule.time_zone);
+    const entry = (await this.#days(today, today)).find((candidate) => candidate.user_id === onCall.userId);
+    if (onCall.userId === null || !entry) throw new ApiError(404, 'no one is on call today');
     return entry;
   }
 
@@ -75,11 +107,13 @@ export class ScheduleService {
    * Gives `dates` to one person, all or nothing. A date someone else holds is
    * refused with 409 unless `replace`; a date the person already holds stays
    * as it is. Repeated dates count once. Returns the entries, oldest first.
+   * A day a rotation covers is not "held": the entry overrides the rotation.
    */
-  async assign(principal: Principal, request: AssignDays): Promise<ScheduleEntryRow[]> {
+  async assign(principal: Principal, request: AssignDays, clientAddress = ''): Promise<ScheduleEntryRow[]> {
     requireAdmin(principal, 'change the on-call schedule');
     const dates = validDates(request.dates);
     return this.#db.transaction(async (tx) => {
+      const scheduleId = (await this.#schedules.defaultSchedule(tx)).id;
       const user = await findUserById(tx, request.userId);
       if (!user) throw notFound(`user ${request.userId}`);
       if (user.kind !== 'person') {
@@ -88,28 +122,108 @@ export class ScheduleService {
         );
       }
       if (request.replace) {
-        await deleteOthersEntriesOn(tx, dates, user.id);
+        await deleteOthersEntriesOn(tx, scheduleId, dates, user.id);
       } else {
-        const taken = (await findEntriesOn(tx, dates)).filter((entry) => entry.user_id !== user.id);
+        const taken = (await findEntriesOn(tx, scheduleId, dates)).filter(
+          (entry) => entry.user_id !== user.id,
+        );
         if (taken.length > 0) throw heldByOthers(taken);
-        await deleteDeletedUsersEntriesOn(tx, dates);
+        await deleteDeletedUsersEntriesOn(tx, scheduleId, dates);
       }
-      await insertEntries(tx, user.id, dates, this.#clock.now());
+      await insertEntries(tx, scheduleId, user.id, dates, this.#clock.now());
       // Re-read rather than trust the insert: a concurrent request may have
       // taken a date between our check and our insert (ON CONFLICT DO NOTHING
       // then skipped it). Throwing rolls everything back: all or nothing.
-      const entries = await findEntriesOn(tx, dates);
+      const entries = await findEntriesOn(tx, scheduleId, dates);
       const lost = entries.filter((entry) => entry.user_id !== user.id);
       if (lost.length > 0 || entries.length !== dates.length) throw heldByOthers(lost);
+      await this.#audit.record(tx, {
+        actor: principal,
+        action: 'schedule.days_assigned',
+        target: `schedule:${scheduleId}`,
+        detail: { user_id: user.id, dates, replace: request.replace },
+        clientAddress,
+      });
       return entries;
     });
   }
 
-  /** Deletes one entry; admins only; 404 when there is no such entry. */
-  async remove(principal: Principal, id: number): Promise<void> {
+  /**
+   * Deletes one entry (an override of the default schedule); admins only.
+   * An entry that a rotation gives is refused with 409 naming the rotation;
+   * 404 when there is no such entry.
+   */
+  async remove(principal: Principal, id: number, clientAddress = ''): Promise<void> {
     requireAdmin(principal, 'change the on-call schedule');
-    if (!(await deleteEntry(this.#db, id))) throw notFound(`schedule entry ${id}`);
+    if (id >= DERIVED_ID_BASE) {
+      const day = dayOfDerivedId(id);
+      const entry = day === undefined ? undefined : (await this.#days(day, day)).find((e) => e.id === id);
+      if (!entry || entry.rotation === undefined) throw notFound(`schedule entry ${id}`);
+      throw conflict(
+        `schedule entry ${id} (${entry.date}, ${entry.username}) is covered by rotation ${entry.rotation}; ` +
+          'add an override instead (POST /api/schedule with the date and "replace": true)',
+      );
+    }
+    await this.#db.transaction(async (tx) => {
+      const scheduleId = (await this.#schedules.defaultSchedule(tx)).id;
+      if (!(await deleteOverride(tx, scheduleId, id))) throw notFound(`schedule entry ${id}`);
+      await this.#audit.record(tx, {
+        actor: principal,
+        action: 'schedule.override_deleted',
+        target: `schedule:${scheduleId}`,
+        detail: { override_id: id },
+        clientAddress,
+      });
+    });
   }
+
+  /** The entries of every day from `from` to `to` (inclusive), from the effective timeline. */
+  async #days(from: string, to: string): Promise<DayEntry[]> {
+    const schedule = await this.#schedules.defaultSchedule();
+    const zone = schedule.time_zone;
+    const start = startOfLocalDay(from, zone);
+    const end = startOfLocalDay(addDays(to, 1), zone);
+    const { segments, overrides } = await this.#schedules.timelineBetween('default', start, end);
+    const rotations = new Map((await this.#schedules.get('default')).rotations.map((r) => [r.id, r]));
+    const entries: DayEntry[] = [];
+    for (let day = from; day <= to; day = addDays(day, 1)) {
+      const dayStart = startOfLocalDay(day, zone);
+      const dayEnd = startOfLocalDay(addDays(day, 1), zone);
+      const seen = new Set<number>();
+      for (const segment of segments) {
+        if (segment.userId === null || seen.has(segment.userId)) continue;
+        if (segment.end.getTime() <= dayStart || segment.start.getTime() >= dayEnd) continue;
+        seen.add(segment.userId);
+        const base = { user_id: segment.userId, username: segment.username ?? '', date: day };
+        const source = segment.source;
+        if (source.kind === 'override') {
+          const row = overrides.get(source.overrideId)!;
+          entries.push(
+            row.day === day
+              ? { id: row.id, ...base, created_at: row.created_at }
+              : { id: row.id, ...base, created_at: row.created_at, override_id: row.id },
+          );
+        } else if (source.kind === 'rotation') {
+          const rotation = rotations.get(source.rotationId)!;
+          const epochDay = Math.round(Date.parse(`${day}T00:00:00Z`) / 86_400_000);
+          entries.push({
+            id: DERIVED_ID_BASE + epochDay * DERIVED_PER_DAY + Math.min(seen.size - 1, DERIVED_PER_DAY - 1),
+            ...base,
+            created_at: rotation.created_at,
+            rotation_id: rotation.id,
+            rotation: rotation.name,
+          });
+        }
+      }
+    }
+    return entries;
+  }
+}
+
+function dayOfDerivedId(id: number): string | undefined {
+  const epochDay = Math.floor((id - DERIVED_ID_BASE) / DERIVED_PER_DAY);
+  const date = new Date(epochDay * 86_400_000);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString().slice(0, 10);
 }
 
 /** Distinct, sorted dates; 400 naming every malformed one. */

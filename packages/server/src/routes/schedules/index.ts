@@ -1,0 +1,426 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../http/authentication.ts';
+import { badRequest } from '../../errors.ts';
+import type { SchedulesService } from '../../services/schedules.ts';
+import {
+  ErrorSchema,
+  FeedSchema,
+  OnCallSchema,
+  OverrideSchema,
+  RotationInputSchema,
+  RotationSchema,
+  ScheduleSchema,
+  SegmentSchema,
+  serializeOnCall,
+  serializeOverride,
+  serializeRotation,
+  serializeSchedule,
+  serializeSegment,
+} from './wire.ts';
+
+const Instant = Type.String({ description: 'RFC 3339 timestamp with a zone' });
+const scheduleParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const windowQuery = Type.Object({ from: Type.Optional(Instant), to: Type.Optional(Instant) });
+const errors = { 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+
+function origin(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}`;
+}
+
+/**
+ * `/api/schedules…`: several schedules with rotations and overrides, the
+ * effective on-call, and calendar feeds. Reads for everyone signed in,
+ * changes for admins (a person's own feed: that person). `/api/calendar/…`
+ * is public by capability: the secret in the URL is the credential.
+ */
+export function schedulesRoutes(schedules: SchedulesService) {
+  return async (plain: FastifyInstance): Promise<void> => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
+    const tags = ['schedules'];
+
+    app.get(
+      '/api/schedules',
+      {
+        schema: {
+          tags,
+          summary: 'All schedules, the default first',
+          response: { 200: Type.Array(ScheduleSchema) },
+        },
+      },
+      async () => (await schedules.list()).map(serializeSchedule),
+    );
+
+    app.post(
+      '/api/schedules',
+      {
+        schema: {
+          tags,
+          summary: 'Create a schedule (admins)',
+          body: Type.Object(
+            { name: Type.String({ maxLength: 100 }), time_zone: Type.String({ maxLength: 64 }) },
+            { additionalProperties: false },
+          ),
+          response: { 201: ScheduleSchema, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const created = await schedules.create(principalOf(request), request.body, request.ip);
+        return reply.status(201).send(serializeSchedule(created));
+      },
+    );
+
+    app.get(
+      '/api/schedules/:id',
+      {
+        schema: {
+          tags,
+          summary: 'One schedule with its rotations, highest layer first',
+          params: scheduleParams,
+          response: { 200: ScheduleSchema, 404: ErrorSchema },
+        },
+      },
+      async (request) => serializeSchedule(await schedules.get(request.params.id)),
+    );
+
+    app.patch(
+      '/api/schedules/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Rename, change the zone, or make the default (admins)',
+          description: 'Changing the zone moves every handoff with the wall clock of the new zone.',
+          params: scheduleParams,
+          body: Type.Object(
+            {
+              name: Type.Optional(Type.String({ maxLength: 100 })),
+              time_zone: Type.Optional(Type.String({ maxLength: 64 })),
+              is_default: Type.Optional(Type.Boolean()),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: ScheduleSchema, ...errors },
+        },
+      },
+      async (request) =>
+        serializeSchedule(
+          await schedules.update(principalOf(request), request.params.id, request.body, request.ip),
+        ),
+    );
+
+    app.delete(
+      '/api/schedules/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a schedule with its rotations and overrides (admins); not the default (409)',
+          params: scheduleParams,
+          response: { 204: Type.Null(), ...errors },
+        },
+      },
+      async (request, reply) => {
+        await schedules.remove(principalOf(request), request.params.id, request.ip);
+        return reply.status(204).send(null);
+      },
+    );
+
+    app.post(
+      '/api/schedules/:id/rotations',
+      {
+        schema: {
+          tags,
+          summary: 'Add a rotation (admins); without layer it goes on top',
+          params: scheduleParams,
+          body: RotationInputSchema,
+          response: { 201: RotationSchema, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const rotation = await schedules.addRotation(
+          principalOf(request),
+          request.params.id,
+          request.body,
+          request.ip,
+        );
+        return reply.status(201).send(serializeRotation(rotation));
+      },
+    );
+
+    const rotationParams = Type.Object({
+      id: Type.Integer({ minimum: 1 }),
+      rotation_id: Type.Integer({ minimum: 1 }),
+    });
+
+    app.put(
+      '/api/schedules/:id/rotations/:rotation_id',
+      {
+        schema: {
+          tags,
+          summary: 'Replace a rotation (admins)',
+          params: rotationParams,
+          body: RotationInputSchema,
+          response: { 200: RotationSchema, ...errors },
+        },
+      },
+      async (request) =>
+        serializeRotation(
+          await schedules.replaceRotation(
+            principalOf(request),
+            request.params.id,
+            request.params.rotation_id,
+            request.body,
+            request.ip,
+          ),
+        ),
+    );
+
+    app.delete(
+      '/api/schedules/:id/rotations/:rotation_id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a rotation (admins)',
+          params: rotationParams,
+          response: { 204: Type.Null(), ...errors },
+        },
+      },
+      async (request, reply) => {
+        await schedules.removeRotation(
+          principalOf(request),
+          request.params.id,
+          request.params.rotation_id,
+          request.ip,
+        );
+        return reply.status(204).send(null);
+      },
+    );
+
+    app.get(
+      '/api/schedules/:id/overrides',
+      {
+        schema: {
+          tags,
+          summary: 'Overrides touching [from, to), oldest first (default: now to now + 30 days)',
+          params: scheduleParams,
+          querystring: windowQuery,
+          response: { 200: Type.Array(OverrideSchema), 400: ErrorSchema, 404: ErrorSchema },
+        },
+      },
+      async (request) =>
+        (await schedules.listOverrides(request.params.id, request.query)).map(serializeOverride),
+    );
+
+    app.post(
+      '/api/schedules/:id/overrides',
+      {
+        schema: {
+          tags,
+          summary: 'A person covers [starts_at, ends_at), whoever the rotations give (admins)',
+          description: 'Where overrides overlap, the newest wins.',
+          params: scheduleParams,
+          body: Type.Object(
+            { user_id: Type.Integer({ minimum: 1 }), starts_at: Instant, ends_at: Instant },
+            { additionalProperties: false },
+          ),
+          response: { 201: OverrideSchema, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const override = await schedules.addOverride(
+          principalOf(request),
+          request.params.id,
+          request.body,
+          request.ip,
+        );
+        return reply.status(201).send(serializeOverride(override));
+      },
+    );
+
+    app.delete(
+      '/api/schedules/:id/overrides/:override_id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete an override (admins); whole-day ones too',
+          params: Type.Object({
+            id: Type.Integer({ minimum: 1 }),
+            override_id: Type.Integer({ minimum: 1 }),
+          }),
+          response: { 204: Type.Null(), ...errors },
+        },
+      },
+      async (request, reply) => {
+        await schedules.removeOverride(
+          principalOf(request),
+          request.params.id,
+          request.params.override_id,
+          request.ip,
+        );
+        return reply.status(204).send(null);
+      },
+    );
+
+    app.get(
+      '/api/schedules/:id/on-call',
+      {
+        schema: {
+          tags,
+          summary: 'Who is on call at `at` (default now): override, else the highest layer with someone',
+          params: scheduleParams,
+          querystring: Type.Object({ at: Type.Optional(Instant) }),
+          response: { 200: OnCallSchema, 400: ErrorSchema, 404: ErrorSchema },
+        },
+      },
+      async (request) => {
+        const at = request.query.at === undefined ? undefined : parseInstant('at', request.query.at);
+        return serializeOnCall(await schedules.onCallAt(request.params.id, at ?? new Date()));
+      },
+    );
+
+    app.get(
+      '/api/schedules/:id/now',
+      {
+        schema: {
+          tags,
+          summary: 'Who is on call now, and who is next',
+          params: scheduleParams,
+          response: {
+            200: Type.Object({ now: OnCallSchema, next: Type.Optional(OnCallSchema) }),
+            404: ErrorSchema,
+          },
+        },
+      },
+      async (request) => {
+        const answer = await schedules.nowAndNext(request.params.id);
+        return {
+          now: serializeOnCall(answer.now),
+          ...(answer.next ? { next: serializeOnCall(answer.next) } : {}),
+        };
+      },
+    );
+
+    app.get(
+      '/api/schedules/:id/timeline',
+      {
+        schema: {
+          tags,
+          summary: 'The effective schedule over [from, to) (default: now to now + 7 days, at most 366 days)',
+          params: scheduleParams,
+          querystring: windowQuery,
+          response: { 200: Type.Array(SegmentSchema), 400: ErrorSchema, 404: ErrorSchema },
+        },
+      },
+      async (request) => (await schedules.timeline(request.params.id, request.query)).map(serializeSegment),
+    );
+
+    app.post(
+      '/api/schedules/:id/feed',
+      {
+        schema: {
+          tags,
+          summary: "Create or rotate the schedule's calendar feed (admins); the old URL stops working",
+          params: scheduleParams,
+          response: { 201: FeedSchema, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const feed = await schedules.rotateScheduleFeed(principalOf(request), request.params.id, {
+          clientAddress: request.ip,
+          origin: origin(request),
+        });
+        return reply.status(201).send(feed);
+      },
+    );
+
+    app.delete(
+      '/api/schedules/:id/feed',
+      {
+        schema: {
+          tags,
+          summary: "Turn the schedule's calendar feed off (admins)",
+          params: scheduleParams,
+          response: { 204: Type.Null(), ...errors },
+        },
+      },
+      async (request, reply) => {
+        await schedules.deleteFeed(principalOf(request), { scheduleId: request.params.id }, request.ip);
+        return reply.status(204).send(null);
+      },
+    );
+
+    app.post(
+      '/api/users/:id/calendar-feed',
+      {
+        schema: {
+          tags,
+          summary:
+            "Create or rotate a person's calendar feed (their shifts in every schedule): self or admins",
+          params: scheduleParams,
+          response: { 201: FeedSchema, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const feed = await schedules.rotatePersonFeed(principalOf(request), request.params.id, {
+          clientAddress: request.ip,
+          origin: origin(request),
+        });
+        return reply.status(201).send(feed);
+      },
+    );
+
+    app.delete(
+      '/api/users/:id/calendar-feed',
+      {
+        schema: {
+          tags,
+          summary: "Turn a person's calendar feed off: self or admins",
+          params: scheduleParams,
+          response: { 204: Type.Null(), ...errors },
+        },
+      },
+      async (request, reply) => {
+        await schedules.deleteFeed(principalOf(request), { userId: request.params.id }, request.ip);
+        return reply.status(204).send(null);
+      },
+    );
+
+    app.get(
+      '/api/calendar/:token',
+      {
+        // Public by capability: the secret in the URL is the credential, checked by the service.
+        config: { public: true },
+        // The URL holds the secret: keep it out of the info-level request logs.
+        logLevel: 'warn',
+        schema: {
+          tags,
+          summary: 'iCalendar feed (public; the secret URL is the credential)',
+          security: [],
+          params: Type.Object({ token: Type.String({ maxLength: 100 }) }),
+          response: {
+            200: {
+              description: 'RFC 5545 text: one event per stretch on call, VTIMEZONE included',
+              content: { 'text/calendar': { schema: Type.String() } },
+            },
+            404: ErrorSchema,
+          },
+        },
+      },
+      async (request, reply) => {
+        const token = request.params.token.replace(/\.ics$/, '');
+        const text = await schedules.renderFeed(token);
+        return reply
+          .header('content-type', 'text/calendar; charset=utf-8')
+          .header('cache-control', 'private, max-age=300')
+          .send(text);
+      },
+    );
+  };
+}
+
+function parseInstant(field: string, text: string): Date {
+  const at = new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(at.getTime())) {
+    throw badRequest(`query field "${field}" is not an RFC 3339 timestamp: "${text}"`);
+  }
+  return at;
+}

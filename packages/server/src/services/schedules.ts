@@ -1,0 +1,829 @@
+import type { Database, Queryable } from '../db/database.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { requireAdmin, requireSelfOrAdmin, type Principal } from '../auth/principal.ts';
+import { generateApiKey, hashApiKey, secretsEqual } from '../auth/secrets.ts';
+import { ApiError, badRequest, conflict, notFound } from '../errors.ts';
+import { isUniqueViolation } from '../db/unique-violation.ts';
+import { addDays, isCalendarDate } from '../calendar-date.ts';
+import { findPersonById, findUserById } from '../repositories/users.ts';
+import {
+  deleteFeed,
+  deleteOverride,
+  deleteRotation,
+  deleteSchedule,
+  findDefaultSchedule,
+  findFeed,
+  findOverride,
+  findRotation,
+  findSchedule,
+  highestLayer,
+  insertSchedule,
+  insertSpanOverride,
+  listOverridesNear,
+  listRotations,
+  listSchedules,
+  makeDefaultSchedule,
+  replaceFeed,
+  saveRotation,
+  schedulesOfPerson,
+  updateSchedule,
+  type OverrideRow,
+  type RotationFields,
+  type RotationRow,
+  type ScheduleRow,
+} from '../repositories/schedules.ts';
+import type { AuditService } from './audit.ts';
+import {
+  handoffs,
+  isTimeZone,
+  localDateOf,
+  parseTimeOfDay,
+  personIntervals,
+  startOfLocalDay,
+  timeline,
+  type OnCallSource,
+  type ScheduleSpec,
+  type ShiftUnit,
+} from './schedule-timeline.ts';
+import { renderCalendar, type CalendarEvent } from './schedule-calendar.ts';
+
+/** A schedule by id, or the default one. */
+export type ScheduleRef = number | 'default';
+
+/** A schedule with its zone resolved (the default may follow TERDUT_TIMEZONE). */
+export interface Schedule extends Omit<ScheduleRow, 'time_zone'> {
+  time_zone: string;
+  /** True when the zone is TERDUT_TIMEZONE because no zone was set. */
+  time_zone_from_config: boolean;
+}
+
+export interface ScheduleDetail extends Schedule {
+  rotations: RotationRow[];
+}
+
+/** One stretch of the effective schedule, with names for display. */
+export interface TimelineSegment {
+  start: Date;
+  end: Date;
+  userId: number | null;
+  username: string | null;
+  source: OnCallSource;
+  /** Set for rotation segments. */
+  rotationName?: string;
+}
+
+export interface OnCallAnswer {
+  schedule: Schedule;
+  at: Date;
+  userId: number | null;
+  username: string | null;
+  source: OnCallSource;
+  rotationName?: string;
+  /** Since when this person (or nobody) has been on call, within the look-back. */
+  since?: Date;
+  /** When it changes next, within the look-ahead; absent when it does not change in that time. */
+  until?: Date;
+}
+
+export interface HandoffNotice {
+  at: Date;
+  fromUserId: number | null;
+  fromUsername: string | null;
+  toUserId: number | null;
+  toUsername: string | null;
+}
+
+export interface RotationInput {
+  name: string;
+  participant_ids: number[];
+  shift_length: number;
+  shift_unit: ShiftUnit;
+  start_date: string;
+  handoff_time: string;
+  layer?: number;
+  restriction?: { weekdays?: number[]; from?: string; to?: string };
+}
+
+/** How far `on-call` looks for the next change and `now` for the one after it. */
+export const LOOK_AHEAD_DAYS = 62;
+/** Longest window `timeline`, `overrides` and the day API compute in one request. */
+export const MAX_WINDOW_DAYS = 366;
+/** What a calendar feed covers: a little history, a quarter ahead. */
+export const FEED_DAYS_BEFORE = 14;
+export const FEED_DAYS_AFTER = 92;
+
+const DAY_MS = 86_400_000;
+const MAX_SHIFT: Record<ShiftUnit, number> = { hours: 24 * 366, days: 366, weeks: 52 };
+
+/**
+ * Schedules, their rotations and overrides, and the effective on-call that
+ * follows from them (`schedule-timeline.ts` does the computing). Reads are for
+ * everyone signed in; changes are for admins and audited.
+ *
+ * For other services (paging): `onCallAt(ref, instant)` and
+ * `handoffsBetween(ref, from, to)`, no principal needed.
+ */
+export class SchedulesService {
+  readonly #db: Database;
+  readonly #clock: Clock;
+  readonly #audit: AuditService;
+  readonly #serverZone: string;
+  readonly #publicUrl: string | undefined;
+
+  constructor(deps: {
+    db: Database;
+    clock: Clock;
+    audit: AuditService;
+    config: Pick<Config, 'timezone' | 'publicUrl'>;
+  }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+    this.#audit = deps.audit;
+    this.#serverZone = deps.config.timezone;
+    this.#publicUrl = deps.config.publicUrl?.replace(/\/+$/, '');
+  }
+
+  // ---- schedules ---------------------------------------------------------
+
+  async list(): Promise<Schedule[]> {
+    return (await listSchedules(this.#db)).map((row) => this.#resolve(row));
+  }
+
+  /** One schedule with its rotations, highest layer first; 404 when unknown. */
+  async get(ref: ScheduleRef, db: Queryable = this.#db): Promise<ScheduleDetail> {
+    const schedule = await this.#find(db, ref);
+    return { ...schedule, rotations: await listRotations(db, schedule.id) };
+  }
+
+  async create(
+    principal: Principal,
+    input: { name: string; time_zone: string },
+    clientAddress: string,
+  ): Promise<ScheduleDetail> {
+    requireAdmin(principal, 'create schedules');
+    const name = scheduleName(input.name);
+    const timeZone = timeZoneField(input.time_zone);
+    return this.#db.transaction(async (tx) => {
+      const row = await uniqueName(name, () =>
+        insertSchedule(tx, { name, timeZone, createdAt: this.#clock.now() }),
+      );
+      await this.#record(
+        tx,
+        principal,
+        'schedule.created',
+        row.id,
+        { name, time_zone: timeZone },
+        clientAddress,
+      );
+      return { ...this.#resolve(row), rotations: [] };
+    });
+  }
+
+  /** Renames, moves to another zone, or makes the default (the flag moves; it cannot be cleared). */
+  async update(
+    principal: Principal,
+    id: number,
+    input: { name?: string; time_zone?: string; is_default?: boolean },
+    clientAddress: string,
+  ): Promise<ScheduleDetail> {
+    requireAdmin(principal, 'change schedules');
+    if (input.is_default === false) {
+      throw badRequest('field "is_default": make another schedule the default instead of clearing it here');
+    }
+    return this.#db.transaction(async (tx) => {
+      const current = await findSchedule(tx, id);
+      if (!current) throw notFound(`schedule ${id}`);
+      const name = input.name === undefined ? current.name : scheduleName(input.name);
+      const timeZone = input.time_zone === undefined ? current.time_zone : timeZoneField(input.time_zone);
+      await uniqueName(name, () => updateSchedule(tx, id, { name, timeZone }));
+      if (input.is_default === true) await makeDefaultSchedule(tx, id);
+      await this.#record(tx, principal, 'schedule.updated', id, input, clientAddress);
+      return this.get(id, tx);
+    });
+  }
+
+  /** Deletes a schedule with its rotations, overrides and feed; the default cannot go (409). */
+  async remove(principal: Principal, id: number, clientAddress: string): Promise<void> {
+    requireAdmin(principal, 'delete schedules');
+    await this.#db.transaction(async (tx) => {
+      const schedule = await findSchedule(tx, id);
+      if (!schedule) throw notFound(`schedule ${id}`);
+      if (schedule.is_default) {
+        throw conflict(`schedule ${id} is the default; make another schedule the default first`);
+      }
+      await deleteSchedule(tx, id);
+      await this.#record(tx, principal, 'schedule.deleted', id, { name: schedule.name }, clientAddress);
+    });
+  }
+
+  // ---- rotations ---------------------------------------------------------
+
+  /** Adds a rotation; without `layer` it goes on top of the existing ones. */
+  async addRotation(
+    principal: Principal,
+    scheduleId: number,
+    input: RotationInput,
+    clientAddress: string,
+  ): Promise<RotationRow> {
+    requireAdmin(principal, 'change schedules');
+    return this.#saveRotation(principal, scheduleId, input, clientAddress);
+  }
+
+  /** Replaces a rotation's definition as a whole; 404 when the schedule has no such rotation. */
+  async replaceRotation(
+    principal: Principal,
+    scheduleId: number,
+    rotationId: number,
+    input: RotationInput,
+    clientAddress: string,
+  ): Promise<RotationRow> {
+    requireAdmin(principal, 'change schedules');
+    return this.#saveRotation(principal, scheduleId, input, clientAddress, rotationId);
+  }
+
+  async removeRotation(
+    principal: Principal,
+    scheduleId: number,
+    rotationId: number,
+    clientAddress: string,
+  ): Promise<void> {
+    requireAdmin(principal, 'change schedules');
+    await this.#db.transaction(async (tx) => {
+      await this.#find(tx, scheduleId);
+      if (!(await deleteRotation(tx, scheduleId, rotationId))) {
+        throw notFound(`rotation ${rotationId} of schedule ${scheduleId}`);
+      }
+      await this.#record(
+        tx,
+        principal,
+        'schedule.rotation_deleted',
+        scheduleId,
+        { rotation_id: rotationId },
+        clientAddress,
+      );
+    });
+  }
+
+  async #saveRotation(
+    principal: Principal,
+    scheduleId: number,
+    input: RotationInput,
+    clientAddress: string,
+    rotationId?: number,
+  ): Promise<RotationRow> {
+    const fields = rotationFields(input);
+    return this.#db.transaction(async (tx) => {
+      await this.#find(tx, scheduleId);
+      if (rotationId !== undefined && !(await findRotation(tx, scheduleId, rotationId))) {
+        throw notFound(`rotation ${rotationId} of schedule ${scheduleId}`);
+      }
+      for (const userId of new Set(fields.participantIds)) {
+        await requirePerson(tx, userId, 'participant_ids');
+      }
+      const layer = input.layer ?? (rotationId === undefined ? (await highestLayer(tx, scheduleId)) + 1 : 0);
+      const id = await saveRotation(tx, scheduleId, { ...fields, layer }, this.#clock.now(), rotationId);
+      await this.#record(
+        tx,
+        principal,
+        rotationId === undefined ? 'schedule.rotation_created' : 'schedule.rotation_updated',
+        scheduleId,
+        { rotation_id: id, ...input },
+        clientAddress,
+      );
+      return (await findRotation(tx, scheduleId, id))!;
+    });
+  }
+
+  // ---- overrides ---------------------------------------------------------
+
+  /** Overrides that touch [from, to), oldest first; whole-day ones included. */
+  async listOverrides(ref: ScheduleRef, window: { from?: string; to?: string }): Promise<OverrideRow[]> {
+    const schedule = await this.#find(this.#db, ref);
+    const [from, to] = this.#window(window, 30);
+    return (await this.#overrides(this.#db, schedule, from, to)).map((entry) => entry.row);
+  }
+
+  /** A person covers [starts_at, ends_at), replacing whoever the rotations give. */
+  async addOverride(
+    principal: Principal,
+    scheduleId: number,
+    input: { user_id: number; starts_at: string; ends_at: string },
+    clientAddress: string,
+  ): Promise<OverrideRow> {
+    requireAdmin(principal, 'change schedules');
+    const startsAt = instantField('starts_at', input.starts_at);
+    const endsAt = instantField('ends_at', input.ends_at);
+    if (endsAt <= startsAt) throw badRequest(`field "ends_at" (${input.ends_at}) must be after "starts_at"`);
+    if (endsAt.getTime() - startsAt.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
+      throw badRequest(`an override may last at most ${MAX_WINDOW_DAYS} days; split it or use a rotation`);
+    }
+    return this.#db.transaction(async (tx) => {
+      await this.#find(tx, scheduleId);
+      await requirePerson(tx, input.user_id, 'user_id');
+      const id = await insertSpanOverride(tx, scheduleId, {
+        userId: input.user_id,
+        startsAt,
+        endsAt,
+        createdAt: this.#clock.now(),
+      });
+      await this.#record(
+        tx,
+        principal,
+        'schedule.override_created',
+        scheduleId,
+        { override_id: id, ...input },
+        clientAddress,
+      );
+      return (await findOverride(tx, scheduleId, id))!;
+    });
+  }
+
+  async removeOverride(
+    principal: Principal,
+    scheduleId: number,
+    overrideId: number,
+    clientAddress: string,
+  ): Promise<void> {
+    requireAdmin(principal, 'change schedules');
+    await this.#db.transaction(async (tx) => {
+      await this.#find(tx, scheduleId);
+      if (!(await deleteOverride(tx, scheduleId, overrideId))) {
+        throw notFound(`override ${overrideId} of schedule ${scheduleId}`);
+      }
+      await this.#record(
+        tx,
+        principal,
+        'schedule.override_deleted',
+        scheduleId,
+        { override_id: overrideId },
+        clientAddress,
+      );
+    });
+  }
+
+  // ---- the effective schedule ---------------------------------------------
+
+  /**
+   * Who is on call in schedule `ref` at `at` (for paging: "the person on
+   * call in schedule S"); `userId` null means nobody. 404 for an unknown id.
+   *
+   * @example const { userId } = await schedules.onCallAt('default', new Date());
+   */
+  async onCallAt(ref: ScheduleRef, at: Date, db: Queryable = this.#db): Promise<OnCallAnswer> {
+    const schedule = await this.#find(db, ref);
+    const atMs = at.getTime();
+    const segments = await this.#timeline(db, schedule, atMs - 7 * DAY_MS, atMs + LOOK_AHEAD_DAYS * DAY_MS);
+    const intervals = personIntervals(
+      segments.map((s) => ({ ...s, start: s.start.getTime(), end: s.end.getTime() })),
+    );
+    const index = intervals.findIndex((interval) => interval.start <= atMs && atMs < interval.end);
+    const segment = segments.find((s) => s.start.getTime() <= atMs && atMs < s.end.getTime())!;
+    const interval = intervals[index]!;
+    const isFirst = index === 0;
+    const isLast = index === intervals.length - 1;
+    return {
+      schedule,
+      at,
+      userId: segment.userId,
+      username: segment.username,
+      source: segment.source,
+      ...(segment.rotationName === undefined ? {} : { rotationName: segment.rotationName }),
+      ...(isFirst ? {} : { since: new Date(interval.start) }),
+      ...(isLast ? {} : { until: new Date(interval.end) }),
+    };
+  }
+
+  /** Who is on call now, and who comes next (absent when nothing changes within the look-ahead). */
+  async nowAndNext(ref: ScheduleRef): Promise<{ now: OnCallAnswer; next?: OnCallAnswer }> {
+    const now = await this.onCallAt(ref, this.#clock.now());
+    if (now.until === undefined) return { now };
+    return { now, next: await this.onCallAt(ref, now.until) };
+  }
+
+  /**
+   * The changes of who is on call in (from, to), for handoff notices. Each
+   * says who hands over to whom; either side may be nobody.
+   *
+   * The notices themselves (a message to each person through their contact
+   * methods) are not sent here: contact methods do not exist yet. A notifier
+   * calls this for the window since its last run and sends one message per
+   * side of each handoff.
+   */
+  async handoffsBetween(ref: ScheduleRef, from: Date, to: Date): Promise<HandoffNotice[]> {
+    const schedule = await this.#find(this.#db, ref);
+    const spec = await this.#spec(this.#db, schedule, from.getTime(), to.getTime());
+    const names = await this.#names(this.#db, schedule.id);
+    return handoffs(spec, from.getTime(), to.getTime()).map((h) => ({
+      at: new Date(h.at),
+      fromUserId: h.fromUserId,
+      fromUsername: h.fromUserId === null ? null : (names.get(h.fromUserId) ?? null),
+      toUserId: h.toUserId,
+      toUsername: h.toUserId === null ? null : (names.get(h.toUserId) ?? null),
+    }));
+  }
+
+  /** The effective schedule over a window (`from` defaults to now, `to` to `from` + 7 days). */
+  async timeline(ref: ScheduleRef, window: { from?: string; to?: string }): Promise<TimelineSegment[]> {
+    const schedule = await this.#find(this.#db, ref);
+    const [from, to] = this.#window(window, 7);
+    return this.#timeline(this.#db, schedule, from, to);
+  }
+
+  /** Timeline of `ref` over epoch-ms [from, to), for the day API of `ScheduleService`. */
+  async timelineBetween(
+    ref: ScheduleRef,
+    from: number,
+    to: number,
+  ): Promise<{
+    schedule: Schedule;
+    segments: TimelineSegment[];
+    overrides: Map<number, OverrideRow>;
+  }> {
+    const schedule = await this.#find(this.#db, ref);
+    const overrides = await this.#overrides(this.#db, schedule, from, to);
+    return {
+      schedule,
+      segments: await this.#timeline(this.#db, schedule, from, to),
+      overrides: new Map(overrides.map((entry) => [entry.row.id, entry.row])),
+    };
+  }
+
+  /** The resolved default schedule. */
+  async defaultSchedule(db: Queryable = this.#db): Promise<Schedule> {
+    return this.#find(db, 'default');
+  }
+
+  // ---- calendar feeds ------------------------------------------------------
+
+  /**
+   * Gives schedule `id` a feed with a new secret (the old URL stops working)
+   * and returns its URL: the only time the secret is shown.
+   */
+  async rotateScheduleFeed(
+    principal: Principal,
+    scheduleId: number,
+    request: { clientAddress: string; origin: string },
+  ): Promise<{ url: string }> {
+    const clientAddress = request.clientAddress;
+    requireAdmin(principal, 'manage schedule feeds');
+    return this.#db.transaction(async (tx) => {
+      await this.#find(tx, scheduleId);
+      const url = await this.#newFeed(tx, { scheduleId }, request.origin);
+      await this.#record(tx, principal, 'schedule.feed_rotated', scheduleId, {}, clientAddress);
+      return { url };
+    });
+  }
+
+  /** A person's feed (their shifts in every schedule): the person or an admin. */
+  async rotatePersonFeed(
+    principal: Principal,
+    userId: number,
+    request: { clientAddress: string; origin: string },
+  ): Promise<{ url: string }> {
+    const clientAddress = request.clientAddress;
+    requireSelfOrAdmin(principal, userId, 'manage calendar feeds');
+    return this.#db.transaction(async (tx) => {
+      await requirePerson(tx, userId, 'id', true);
+      const url = await this.#newFeed(tx, { userId }, request.origin);
+      await this.#audit.record(tx, {
+        actor: principal,
+        action: 'schedule.person_feed_rotated',
+        target: `user:${userId}`,
+        clientAddress,
+      });
+      return { url };
+    });
+  }
+
+  /** Turns a feed off; 404 when there is none. */
+  async deleteFeed(
+    principal: Principal,
+    owner: { scheduleId: number } | { userId: number },
+    clientAddress: string,
+  ): Promise<void> {
+    if ('scheduleId' in owner) requireAdmin(principal, 'manage schedule feeds');
+    else requireSelfOrAdmin(principal, owner.userId, 'manage calendar feeds');
+    await this.#db.transaction(async (tx) => {
+      if (!(await deleteFeed(tx, owner))) throw notFound('calendar feed');
+      await this.#audit.record(tx, {
+        actor: principal,
+        action: 'schedule.feed_deleted',
+        target: 'scheduleId' in owner ? `schedule:${owner.scheduleId}` : `user:${owner.userId}`,
+        clientAddress,
+      });
+    });
+  }
+
+  /**
+   * The iCalendar text of feed `token` (`<id>-<secret>`, as in the URL). A
+   * wrong or unknown token is 404 with one message either way, and the
+   * secret is compared in constant time against the stored hash.
+   */
+  async renderFeed(token: string): Promise<string> {
+    const unknown = new ApiError(404, 'no such calendar feed; ask for a new feed URL');
+    const match = /^(\d{1,15})-([0-9a-f]{64})$/.exec(token);
+    if (!match) throw unknown;
+    const feed = await findFeed(this.#db, Number(match[1]));
+    if (!feed || !secretsEqual(hashApiKey(match[2]!), feed.secret_hash)) throw unknown;
+    const now = this.#clock.now().getTime();
+    const from = now - FEED_DAYS_BEFORE * DAY_MS;
+    const to = now + FEED_DAYS_AFTER * DAY_MS;
+    const events: CalendarEvent[] = [];
+    const scheduleIds =
+      feed.schedule_id !== null ? [feed.schedule_id] : await schedulesOfPerson(this.#db, feed.user_id!);
+    let calendarName = '';
+    let zone = this.#serverZone;
+    for (const scheduleId of scheduleIds) {
+      const schedule = await this.#find(this.#db, scheduleId);
+      if (feed.schedule_id !== null) {
+        calendarName = `On call: ${schedule.name}`;
+        zone = schedule.time_zone;
+      }
+      const segments = await this.#timeline(this.#db, schedule, from, to);
+      const names = new Map(segments.map((s) => [s.userId, s.username]));
+      const intervals = personIntervals(
+        segments.map((s) => ({ ...s, start: s.start.getTime(), end: s.end.getTime() })),
+      );
+      for (const interval of intervals) {
+        if (interval.userId === null) continue;
+        if (feed.user_id !== null && interval.userId !== feed.user_id) continue;
+        const who = names.get(interval.userId) ?? `user ${interval.userId}`;
+        events.push({
+          uid: `schedule-${schedule.id}-user-${interval.userId}-${interval.start}@terdut`,
+          start: interval.start,
+          end: interval.end,
+          timeZone: schedule.time_zone,
+          summary: feed.user_id !== null ? `On call: ${schedule.name}` : `${who} on call (${schedule.name})`,
+          description: `${who} is on call for ${schedule.name}.`,
+        });
+      }
+    }
+    if (feed.user_id !== null) {
+      const person = await findUserById(this.#db, feed.user_id);
+      calendarName = `On call: ${person?.username ?? `user ${feed.user_id}`}`;
+    }
+    events.sort((a, b) => a.start - b.start);
+    return renderCalendar({ name: calendarName, timeZone: zone, events, now, from, to });
+  }
+
+  /** `origin` (from the request) is used only when TERDUT_PUBLIC_URL is not set. */
+  async #newFeed(
+    tx: Queryable,
+    owner: { scheduleId: number } | { userId: number },
+    origin: string,
+  ): Promise<string> {
+    // The same 256-bit secrets as API keys; the URL is the credential.
+    const secret = generateApiKey();
+    const id = await replaceFeed(tx, owner, hashApiKey(secret), this.#clock.now());
+    return `${this.#publicUrl ?? origin}/api/calendar/${id}-${secret}.ics`;
+  }
+
+  // ---- internals -----------------------------------------------------------
+
+  #resolve(row: ScheduleRow): Schedule {
+    return {
+      ...row,
+      time_zone: row.time_zone ?? this.#serverZone,
+      time_zone_from_config: row.time_zone === null,
+    };
+  }
+
+  async #find(db: Queryable, ref: ScheduleRef): Promise<Schedule> {
+    const row = ref === 'default' ? await findDefaultSchedule(db) : await findSchedule(db, ref);
+    if (!row) throw notFound(ref === 'default' ? 'default schedule' : `schedule ${ref}`);
+    return this.#resolve(row);
+  }
+
+  /** [from, to) in epoch ms from optional RFC 3339 query fields; 400 naming the field. */
+  #window(window: { from?: string; to?: string }, defaultDays: number): [number, number] {
+    const from =
+      window.from === undefined ? this.#clock.now().getTime() : instantField('from', window.from).getTime();
+    const to =
+      window.to === undefined ? from + defaultDays * DAY_MS : instantField('to', window.to).getTime();
+    if (to <= from) throw badRequest(`query field "to" (${window.to}) must be after "from"`);
+    if (to - from > MAX_WINDOW_DAYS * DAY_MS) {
+      throw badRequest(`query fields "from" and "to" span more than ${MAX_WINDOW_DAYS} days; ask for less`);
+    }
+    return [from, to];
+  }
+
+  /** Overrides touching [from, to) with their instants in the schedule's zone. */
+  async #overrides(
+    db: Queryable,
+    schedule: Schedule,
+    from: number,
+    to: number,
+  ): Promise<{ row: OverrideRow; start: number; end: number }[]> {
+    const rows = await listOverridesNear(db, schedule.id, {
+      from: new Date(from),
+      to: new Date(to),
+      fromDay: localDateOf(from, schedule.time_zone),
+      toDay: localDateOf(to, schedule.time_zone),
+    });
+    return rows
+      .map((row) =>
+        row.day === null
+          ? { row, start: row.starts_at!.getTime(), end: row.ends_at!.getTime() }
+          : {
+              row,
+              start: startOfLocalDay(row.day, schedule.time_zone),
+              end: startOfLocalDay(addDays(row.day, 1), schedule.time_zone),
+            },
+      )
+      .filter((entry) => entry.start < to && entry.end > from);
+  }
+
+  async #spec(
+    db: Queryable,
+    schedule: Schedule,
+    from: number,
+    to: number,
+  ): Promise<ScheduleSpec & { rotationRows: RotationRow[] }> {
+    const rotations = await listRotations(db, schedule.id);
+    const overrides = await this.#overrides(db, schedule, from, to);
+    return {
+      timeZone: schedule.time_zone,
+      rotationRows: rotations,
+      rotations: rotations.map((row) => ({
+        id: row.id,
+        name: row.name,
+        layer: row.layer,
+        participants: row.participants.map((p) => (p.deleted ? null : p.user_id)),
+        shiftLength: row.shift_length,
+        shiftUnit: row.shift_unit,
+        startDate: row.start_date,
+        handoffTime: row.handoff_time,
+        ...(row.restrict_weekdays === null && row.restrict_from === null
+          ? {}
+          : {
+              restriction: {
+                ...(row.restrict_weekdays === null ? {} : { weekdays: row.restrict_weekdays }),
+                ...(row.restrict_from === null || row.restrict_to === null
+                  ? {}
+                  : { from: row.restrict_from, to: row.restrict_to }),
+              },
+            }),
+      })),
+      overrides: overrides.map((entry) => ({
+        id: entry.row.id,
+        userId: entry.row.user_id,
+        start: entry.start,
+        end: entry.end,
+      })),
+    };
+  }
+
+  async #timeline(db: Queryable, schedule: Schedule, from: number, to: number): Promise<TimelineSegment[]> {
+    const spec = await this.#spec(db, schedule, from, to);
+    const names = await this.#names(db, schedule.id);
+    const rotationNames = new Map(spec.rotationRows.map((row) => [row.id, row.name]));
+    return timeline(spec, from, to).map((segment) => ({
+      start: new Date(segment.start),
+      end: new Date(segment.end),
+      userId: segment.userId,
+      username: segment.userId === null ? null : (names.get(segment.userId) ?? null),
+      source: segment.source,
+      ...(segment.source.kind === 'rotation'
+        ? { rotationName: rotationNames.get(segment.source.rotationId)! }
+        : {}),
+    }));
+  }
+
+  /** Usernames of everyone who appears in a schedule (participants and overrides). */
+  async #names(db: Queryable, scheduleId: number): Promise<Map<number, string>> {
+    const result = await db.query<{ id: number; username: string }>(
+      `SELECT u.id, u.username FROM users u
+        WHERE u.id IN (SELECT p.user_id FROM schedule_rotation_participants p
+                         JOIN schedule_rotations r ON r.id = p.rotation_id WHERE r.schedule_id = $1
+                       UNION SELECT user_id FROM schedule_overrides WHERE schedule_id = $1)`,
+      [scheduleId],
+    );
+    return new Map(result.rows.map((row) => [row.id, row.username]));
+  }
+
+  async #record(
+    tx: Queryable,
+    principal: Principal,
+    action: string,
+    scheduleId: number,
+    detail: Record<string, unknown>,
+    clientAddress: string,
+  ): Promise<void> {
+    await this.#audit.record(tx, {
+      actor: principal,
+      action,
+      target: `schedule:${scheduleId}`,
+      detail,
+      clientAddress,
+    });
+  }
+}
+
+function scheduleName(text: string): string {
+  const name = text.trim();
+  if (name.length === 0 || name.length > 100) {
+    throw badRequest('field "name" must be 1 to 100 characters (not only spaces)');
+  }
+  return name;
+}
+
+function timeZoneField(text: string): string {
+  if (!isTimeZone(text)) {
+    throw badRequest(
+      `field "time_zone" is not an IANA time zone: "${text}"; use a name like "Europe/Berlin"`,
+    );
+  }
+  return text;
+}
+
+async function uniqueName<T>(name: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUniqueViolation(error))
+      throw conflict(`a schedule named "${name}" already exists; choose another name`);
+    throw error;
+  }
+}
+
+function instantField(field: string, text: string): Date {
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text)
+    ? new Date(text)
+    : null;
+  if (!at || Number.isNaN(at.getTime())) {
+    throw badRequest(`field "${field}" is not an RFC 3339 timestamp with a zone: "${text}"`);
+  }
+  return at;
+}
+
+async function requirePerson(db: Queryable, userId: number, field: string, isPath = false): Promise<void> {
+  if (await findPersonById(db, userId)) return;
+  const user = await findUserById(db, userId);
+  if (user)
+    throw badRequest(`field "${field}": user ${userId} is a service account; only people can be on call`);
+  throw isPath ? notFound(`user ${userId}`) : notFound(`user ${userId} (field "${field}")`);
+}
+
+function rotationFields(input: RotationInput): Omit<RotationFields, 'layer'> {
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > 100) {
+    throw badRequest('field "name" must be 1 to 100 characters (not only spaces)');
+  }
+  if (input.participant_ids.length === 0) {
+    throw badRequest('field "participant_ids" must list at least one person, in rotation order');
+  }
+  if (input.shift_length > MAX_SHIFT[input.shift_unit]) {
+    throw badRequest(
+      `field "shift_length" may be at most ${MAX_SHIFT[input.shift_unit]} ${input.shift_unit}`,
+    );
+  }
+  if (!isCalendarDate(input.start_date)) {
+    throw badRequest(`field "start_date" is not a date in YYYY-MM-DD form: "${input.start_date}"`);
+  }
+  if (parseTimeOfDay(input.handoff_time) === undefined) {
+    throw badRequest(`field "handoff_time" is not a time of day in HH:MM form: "${input.handoff_time}"`);
+  }
+  const restriction = input.restriction;
+  let weekdays: number[] | null = null;
+  let from: string | null = null;
+  let to: string | null = null;
+  if (restriction) {
+    if (restriction.weekdays !== undefined) {
+      weekdays = [...new Set(restriction.weekdays)].sort();
+      if (weekdays.length === 0)
+        throw badRequest('field "restriction.weekdays" must list at least one day (1 = Monday … 7 = Sunday)');
+    }
+    if ((restriction.from === undefined) !== (restriction.to === undefined)) {
+      throw badRequest('fields "restriction.from" and "restriction.to" go together; give both or neither');
+    }
+    if (restriction.from !== undefined && restriction.to !== undefined) {
+      for (const [field, value] of [
+        ['from', restriction.from],
+        ['to', restriction.to],
+      ] as const) {
+        if (parseTimeOfDay(value) === undefined) {
+          throw badRequest(`field "restriction.${field}" is not a time of day in HH:MM form: "${value}"`);
+        }
+      }
+      if (restriction.from === restriction.to) {
+        throw badRequest(
+          'fields "restriction.from" and "restriction.to" are equal; leave both out for the whole day',
+        );
+      }
+      from = restriction.from;
+      to = restriction.to;
+    }
+  }
+  return {
+    name,
+    shiftLength: input.shift_length,
+    shiftUnit: input.shift_unit,
+    startDate: input.start_date,
+    handoffTime: input.handoff_time,
+    weekdays,
+    from,
+    to,
+    participantIds: input.participant_ids,
+  };
+}
