@@ -1,0 +1,286 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import ICAL from 'ical.js';
+import { forEachDatabase } from '../../../../../test/support/databases.ts';
+import {
+  ManualClock,
+  startTestApp,
+  testConfig,
+  type TestApp,
+  type TestUser,
+} from '../../../../../test/support/app.ts';
+
+forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
+  let server: TestApp;
+  let admin: TestUser;
+  let alice: TestUser;
+  let bob: TestUser;
+  let carol: TestUser;
+  let berlin: number;
+  // Thursday before the spring change in Berlin (Sunday 29 March 2026).
+  const clock = new ManualClock('2026-03-26T12:00:00Z');
+
+  before(async () => {
+    server = await startTestApp(database(), {
+      clock,
+      config: testConfig({ TERDUT_TIMEZONE: 'Europe/Berlin' }),
+    });
+    admin = await server.createUser('sched-admin', 'admin');
+    alice = await server.createUser('alice');
+    bob = await server.createUser('bob');
+    carol = await server.createUser('carol');
+  });
+  after(() => server.close());
+
+  const call = (
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    payload?: object,
+    as = admin,
+  ) => server.request({ method, url, as, ...(payload ? { payload } : {}) });
+
+  test('an admin creates a schedule with a zone; members may read but not create; bad zones are 400', async () => {
+    const created = await call('POST', '/api/schedules', { name: 'Databases', time_zone: 'Europe/Berlin' });
+    assert.equal(created.status, 201);
+    assert.equal(created.body.time_zone, 'Europe/Berlin');
+    assert.equal(created.body.is_default, false);
+    berlin = created.body.id;
+
+    assert.equal((await call('POST', '/api/schedules', { name: 'X', time_zone: 'UTC' }, alice)).status, 403);
+    const badZone = await call('POST', '/api/schedules', { name: 'Mars', time_zone: 'Mars/Olympus' });
+    assert.equal(badZone.status, 400);
+    assert.match(badZone.body.error, /"time_zone".*Mars\/Olympus/);
+    const taken = await call('POST', '/api/schedules', { name: 'databases', time_zone: 'UTC' });
+    assert.equal(taken.status, 409);
+
+    const listed = await call('GET', '/api/schedules', undefined, alice);
+    assert.deepEqual(
+      listed.body.map((s: any) => [s.name, s.is_default, s.time_zone]),
+      [
+        ['Default', true, 'Europe/Berlin'],
+        ['Databases', false, 'Europe/Berlin'],
+      ],
+    );
+    assert.equal(listed.body[0].time_zone_from_config, true);
+  });
+
+  test('a weekly rotation hands over Monday 09:00 Berlin time on both sides of the change', async () => {
+    const rotation = await call('POST', `/api/schedules/${berlin}/rotations`, {
+      name: 'Weekly',
+      participant_ids: [alice.id, bob.id],
+      shift_length: 1,
+      shift_unit: 'weeks',
+      start_date: '2026-03-23',
+      handoff_time: '09:00',
+    });
+    assert.equal(rotation.status, 201);
+    assert.deepEqual(
+      rotation.body.participants.map((p: any) => p.username),
+      ['alice', 'bob'],
+    );
+    const at = async (instant: string) =>
+      (await call('GET', `/api/schedules/${berlin}/on-call?at=${instant}`, undefined, bob)).body;
+    assert.equal((await at('2026-03-23T07:59:00Z')).user_id, undefined); // before the first handoff
+    assert.equal((await at('2026-03-23T08:00:00Z')).username, 'alice'); // 09:00 CET
+    const before = await at('2026-03-30T06:59:00Z');
+    assert.equal(before.username, 'alice');
+    assert.equal(before.until, '2026-03-30T07:00:00.000Z'); // 09:00 CEST
+    assert.equal(before.source, 'rotation');
+    assert.equal(before.rotation, 'Weekly');
+    assert.equal((await at('2026-03-30T07:00:00Z')).username, 'bob');
+  });
+
+  test('an override covers its span and wins; now and next say who comes after', async () => {
+    const override = await call('POST', `/api/schedules/${berlin}/overrides`, {
+      user_id: carol.id,
+      starts_at: '2026-03-26T10:00:00Z',
+      ends_at: '2026-03-26T14:00:00Z',
+    });
+    assert.equal(override.status, 201);
+    assert.equal(override.body.username, 'carol');
+    const now = await call('GET', `/api/schedules/${berlin}/now`, undefined, alice);
+    assert.equal(now.status, 200);
+    assert.equal(now.body.now.username, 'carol');
+    assert.equal(now.body.now.source, 'override');
+    assert.equal(now.body.now.until, '2026-03-26T14:00:00.000Z');
+    assert.equal(now.body.next.username, 'alice');
+    assert.equal(now.body.next.until, '2026-03-30T07:00:00.000Z');
+
+    const timeline = await call(
+      'GET',
+      `/api/schedules/${berlin}/timeline?from=2026-03-26T00:00:00Z&to=2026-03-31T00:00:00Z`,
+      undefined,
+      alice,
+    );
+    assert.deepEqual(
+      timeline.body.map((s: any) => [s.start, s.username]),
+      [
+        ['2026-03-26T00:00:00.000Z', 'alice'],
+        ['2026-03-26T10:00:00.000Z', 'carol'],
+        ['2026-03-26T14:00:00.000Z', 'alice'],
+        ['2026-03-30T07:00:00.000Z', 'bob'],
+      ],
+    );
+  });
+
+  test('bad rotation and override input is a 400 naming the field, and nothing is stored', async () => {
+    const base = {
+      name: 'Bad',
+      participant_ids: [alice.id],
+      shift_length: 1,
+      shift_unit: 'days',
+      start_date: '2026-03-23',
+      handoff_time: '09:00',
+    };
+    const cases: [object, RegExp][] = [
+      [{ ...base, handoff_time: '25:00' }, /handoff_time/],
+      [{ ...base, start_date: '2026-02-30' }, /start_date/],
+      [{ ...base, shift_unit: 'months' }, /shift_unit/],
+      [{ ...base, participant_ids: [] }, /participant_ids/],
+      [{ ...base, restriction: { from: '18:00' } }, /restriction\.from.*restriction\.to/],
+      [{ ...base, restriction: { weekdays: [8] } }, /weekdays/],
+    ];
+    for (const [body, pattern] of cases) {
+      const response = await call('POST', `/api/schedules/${berlin}/rotations`, body);
+      assert.equal(response.status, 400, JSON.stringify(body));
+      assert.match(response.body.error, pattern);
+    }
+    const unknown = await call('POST', `/api/schedules/${berlin}/rotations`, {
+      ...base,
+      participant_ids: [999_999],
+    });
+    assert.equal(unknown.status, 404);
+    const backwards = await call('POST', `/api/schedules/${berlin}/overrides`, {
+      user_id: alice.id,
+      starts_at: '2026-03-27T10:00:00Z',
+      ends_at: '2026-03-27T09:00:00Z',
+    });
+    assert.equal(backwards.status, 400);
+    assert.match(backwards.body.error, /"ends_at"/);
+    const badAt = await call('GET', `/api/schedules/${berlin}/on-call?at=yesterday`);
+    assert.equal(badAt.status, 400);
+    assert.match(badAt.body.error, /"at"/);
+    const detail = await call('GET', `/api/schedules/${berlin}`, undefined, alice);
+    assert.deepEqual(
+      detail.body.rotations.map((r: any) => r.name),
+      ['Weekly'],
+    );
+  });
+
+  test('every change is in the audit log', async () => {
+    const audit = await call('GET', '/api/audit?limit=20');
+    const actions = audit.body.map((entry: any) => entry.action);
+    for (const action of ['schedule.created', 'schedule.rotation_created', 'schedule.override_created']) {
+      assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`);
+    }
+  });
+
+  test('the day API shows rotation days and refuses to delete them, naming the rotation', async () => {
+    const rotation = await call('POST', '/api/schedules/1/rotations', {
+      name: 'Weekly',
+      participant_ids: [bob.id],
+      shift_length: 1,
+      shift_unit: 'weeks',
+      start_date: '2026-04-06',
+      handoff_time: '09:00',
+    });
+    assert.equal(rotation.status, 201);
+    const stored = await call('POST', '/api/schedule', { user_id: alice.id, dates: ['2026-04-07'] });
+    assert.equal(stored.status, 201);
+    const days = await call('GET', '/api/schedule?from=2026-04-05&to=2026-04-07', undefined, alice);
+    assert.deepEqual(
+      days.body.map((e: any) => `${e.date} ${e.username} ${e.rotation ?? 'entry'}`),
+      ['2026-04-06 bob Weekly', '2026-04-07 alice entry'],
+    );
+    const refused = await call('DELETE', `/api/schedule/${days.body[0].id}`);
+    assert.equal(refused.status, 409);
+    assert.match(refused.body.error, /covered by rotation Weekly; add an override instead/);
+    assert.equal((await call('DELETE', `/api/schedule/${days.body[1].id}`)).status, 204);
+    const after = await call('GET', '/api/schedule?from=2026-04-07&to=2026-04-07', undefined, alice);
+    assert.deepEqual(
+      after.body.map((e: any) => `${e.username} ${e.rotation}`),
+      ['bob Weekly'],
+    );
+    await call('DELETE', `/api/schedules/1/rotations/${rotation.body.id}`);
+  });
+
+  test('the schedule feed parses as iCalendar and matches the timeline across the DST change', async () => {
+    const feed = await call('POST', `/api/schedules/${berlin}/feed`);
+    assert.equal(feed.status, 201);
+    const path = new URL(feed.body.url).pathname;
+    assert.match(path, /^\/api\/calendar\/\d+-[0-9a-f]{64}\.ics$/);
+
+    const response = await server.request({ method: 'GET', url: path });
+    assert.equal(response.status, 200);
+    assert.match(String(response.headers['content-type']), /text\/calendar/);
+    const calendar = new ICAL.Component(ICAL.parse(response.body));
+    for (const zone of calendar.getAllSubcomponents('vtimezone')) {
+      ICAL.TimezoneService.register(zone);
+    }
+    const events = calendar
+      .getAllSubcomponents('vevent')
+      .map((component) => new ICAL.Event(component))
+      .map((event) => ({
+        who: event.summary.split(' ')[0],
+        start: event.startDate.toJSDate().toISOString(),
+        end: event.endDate.toJSDate().toISOString(),
+        startLocal: event.startDate.toString(),
+      }));
+    const timeline = await call(
+      'GET',
+      `/api/schedules/${berlin}/timeline?from=2026-03-12T12:00:00Z&to=2026-06-26T12:00:00Z`,
+      undefined,
+      alice,
+    );
+    const expected = timeline.body
+      .filter((s: any) => s.username !== undefined)
+      .map((s: any) => ({ who: s.username, start: s.start, end: s.end }));
+    assert.deepEqual(
+      events.map(({ who, start, end }) => ({ who, start, end })),
+      expected,
+    );
+    // The first handoff after the change reads 09:00 local time in the feed.
+    assert.equal(
+      events.find((e) => e.start === '2026-03-30T07:00:00.000Z')?.startLocal,
+      '2026-03-30T09:00:00',
+    );
+  });
+
+  test('a feed URL with a wrong secret is 404, and rotating the secret retires the old URL', async () => {
+    const first = new URL((await call('POST', `/api/schedules/${berlin}/feed`)).body.url).pathname;
+    assert.equal((await server.request({ method: 'GET', url: first })).status, 200);
+    const wrong = first.replace(/-[0-9a-f]{4}/, '-0000');
+    const refused = await server.request({ method: 'GET', url: wrong });
+    assert.equal(refused.status, 404);
+    assert.doesNotMatch(JSON.stringify(refused.body), /[0-9a-f]{64}/);
+    const second = new URL((await call('POST', `/api/schedules/${berlin}/feed`)).body.url).pathname;
+    assert.notEqual(second, first);
+    assert.equal((await server.request({ method: 'GET', url: first })).status, 404);
+    assert.equal((await server.request({ method: 'GET', url: second })).status, 200);
+    assert.equal((await call('POST', `/api/schedules/${berlin}/feed`, undefined, alice)).status, 403);
+    const stored = await database().query<{ secret_hash: string }>('SELECT secret_hash FROM schedule_feeds');
+    assert.ok(stored.rows.every((row) => !second.includes(row.secret_hash)));
+  });
+
+  test("a person's feed has their shifts only; they may rotate their own but not someone else's", async () => {
+    const own = await call('POST', `/api/users/${alice.id}/calendar-feed`, undefined, alice);
+    assert.equal(own.status, 201);
+    assert.equal((await call('POST', `/api/users/${bob.id}/calendar-feed`, undefined, alice)).status, 403);
+    const text = (await server.request({ method: 'GET', url: new URL(own.body.url).pathname }))
+      .body as string;
+    const events = new ICAL.Component(ICAL.parse(text))
+      .getAllSubcomponents('vevent')
+      .map((e) => new ICAL.Event(e));
+    assert.ok(events.length > 0);
+    assert.ok(events.every((event) => event.summary === 'On call: Databases'));
+  });
+
+  test('the default schedule cannot be deleted; another can, with its rotations', async () => {
+    const refused = await call('DELETE', '/api/schedules/1');
+    assert.equal(refused.status, 409);
+    assert.match(refused.body.error, /default/);
+    const spare = await call('POST', '/api/schedules', { name: 'Spare', time_zone: 'Asia/Tokyo' });
+    assert.equal((await call('DELETE', `/api/schedules/${spare.body.id}`)).status, 204);
+    assert.equal((await call('GET', `/api/schedules/${spare.body.id}`)).status, 404);
+  });
+});
