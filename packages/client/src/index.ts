@@ -13,7 +13,7 @@ import { ServiceAccountsApi } from './service-accounts.ts';
 import { UsersApi } from './users.ts';
 import { IncidentsApi } from './incidents.ts';
 import { AlertsApi } from './alerts.ts';
-import { ScheduleApi } from './schedule.ts';
+import { ScheduleApi, SchedulesApi } from './schedule.ts';
 import { StatsApi } from './stats.ts';
 import { WebhookApi } from './webhook.ts';
 
@@ -23,7 +23,18 @@ export type { BootstrapAdmin, BootstrapResult } from './bootstrap.ts';
 export type { ApiKey, ServiceAccount, User } from './types.ts';
 export type { Incident, IncidentEvent, IncidentQuery } from './incidents.ts';
 export type { Alert, AlertQuery } from './alerts.ts';
-export type { ScheduleEntry } from './schedule.ts';
+export type {
+  OnCall,
+  OnCallSourceKind,
+  Override,
+  Rotation,
+  RotationInput,
+  RotationRestriction,
+  Schedule,
+  ScheduleEntry,
+  ShiftUnit,
+  TimelineSegment,
+} from './schedule.ts';
 export type { AlertCounts, AlertNameCount, DayCount, HourCount, IncidentStats } from './stats.ts';
 export type { AlertmanagerAlert, AlertmanagerNotification } from './webhook.ts';
 
@@ -35,6 +46,7 @@ export class TerdutClient {
   readonly incidents: IncidentsApi;
   readonly alerts: AlertsApi;
   readonly schedule: ScheduleApi;
+  readonly schedules: SchedulesApi;
   readonly stats: StatsApi;
   readonly webhook: WebhookApi;
 
@@ -46,6 +58,7 @@ export class TerdutClient {
     this.incidents = new IncidentsApi(this.http);
     this.alerts = new AlertsApi(this.http);
     this.schedule = new ScheduleApi(this.http);
+    this.schedules = new SchedulesApi(this.http);
     this.stats = new StatsApi(this.http);
     this.webhook = new WebhookApi(this.http);
   }

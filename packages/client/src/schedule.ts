@@ -5,9 +5,14 @@ export interface ScheduleEntry {
   id: number;
   user_id: number;
   username: string;
-  /** `YYYY-MM-DD`, a calendar date in the server's TERDUT_TIMEZONE. */
+  /** `YYYY-MM-DD`, a calendar date in the default schedule's zone (TERDUT_TIMEZONE unless set). */
   date: string;
   created_at: string;
+  /** Set when a rotation gives this day; deleting such an entry is refused (409). */
+  rotation_id?: number;
+  rotation?: string;
+  /** Set when an override spanning instants (not a whole day) gives this day. */
+  override_id?: number;
 }
 
 /** `/api/schedule`: reads for everyone, changes for admins. */
@@ -56,5 +61,188 @@ export class ScheduleApi {
 
   async delete(entryId: number): Promise<void> {
     await this.#http.request('DELETE', `/api/schedule/${entryId}`);
+  }
+}
+
+export type ShiftUnit = 'hours' | 'days' | 'weeks';
+
+export interface RotationRestriction {
+  /** ISO weekdays, 1 = Monday … 7 = Sunday. */
+  weekdays?: number[];
+  /** `HH:MM` local, with `to` (exclusive; before `from` wraps past midnight). */
+  from?: string;
+  to?: string;
+}
+
+export interface RotationInput {
+  name: string;
+  participant_ids: number[];
+  shift_length: number;
+  shift_unit: ShiftUnit;
+  /** `YYYY-MM-DD` in the schedule's zone. */
+  start_date: string;
+  /** `HH:MM` in the schedule's zone. */
+  handoff_time: string;
+  /** Higher wins; default: on top. */
+  layer?: number;
+  restriction?: RotationRestriction;
+}
+
+export interface Rotation extends Omit<RotationInput, 'participant_ids' | 'layer'> {
+  id: number;
+  schedule_id: number;
+  layer: number;
+  participants: { user_id: number; username: string; deleted?: boolean }[];
+  created_at: string;
+}
+
+export interface Schedule {
+  id: number;
+  name: string;
+  time_zone: string;
+  /** True when no zone is set and TERDUT_TIMEZONE applies. */
+  time_zone_from_config?: boolean;
+  is_default: boolean;
+  created_at: string;
+  /** Present on `get`. */
+  rotations?: Rotation[];
+}
+
+export interface Override {
+  id: number;
+  schedule_id: number;
+  user_id: number;
+  username: string;
+  starts_at?: string;
+  ends_at?: string;
+  /** Set for a whole-day override (a day entry). */
+  date?: string;
+  created_at: string;
+}
+
+export type OnCallSourceKind = 'override' | 'rotation' | 'none';
+
+/** Who is on call at `at`; no `user_id` means nobody. */
+export interface OnCall {
+  schedule_id: number;
+  at: string;
+  user_id?: number;
+  username?: string;
+  source: OnCallSourceKind;
+  rotation_id?: number;
+  rotation?: string;
+  override_id?: number;
+  since?: string;
+  until?: string;
+}
+
+export interface TimelineSegment {
+  start: string;
+  end: string;
+  user_id?: number;
+  username?: string;
+  source: OnCallSourceKind;
+  rotation_id?: number;
+  rotation?: string;
+  override_id?: number;
+}
+
+/** `/api/schedules`: several schedules, rotations, overrides, on-call, feeds. */
+export class SchedulesApi {
+  readonly #http: HttpTransport;
+
+  constructor(http: HttpTransport) {
+    this.#http = http;
+  }
+
+  async list(): Promise<Schedule[]> {
+    return this.#http.request('GET', '/api/schedules');
+  }
+
+  /** One schedule with its rotations, highest layer first. */
+  async get(id: number): Promise<Schedule> {
+    return this.#http.request('GET', `/api/schedules/${id}`);
+  }
+
+  async create(input: { name: string; time_zone: string }): Promise<Schedule> {
+    return this.#http.request('POST', '/api/schedules', { body: input });
+  }
+
+  async update(
+    id: number,
+    input: { name?: string; time_zone?: string; is_default?: true },
+  ): Promise<Schedule> {
+    return this.#http.request('PATCH', `/api/schedules/${id}`, { body: input });
+  }
+
+  async delete(id: number): Promise<void> {
+    await this.#http.request('DELETE', `/api/schedules/${id}`);
+  }
+
+  async addRotation(scheduleId: number, input: RotationInput): Promise<Rotation> {
+    return this.#http.request('POST', `/api/schedules/${scheduleId}/rotations`, { body: input });
+  }
+
+  async replaceRotation(scheduleId: number, rotationId: number, input: RotationInput): Promise<Rotation> {
+    return this.#http.request('PUT', `/api/schedules/${scheduleId}/rotations/${rotationId}`, { body: input });
+  }
+
+  async deleteRotation(scheduleId: number, rotationId: number): Promise<void> {
+    await this.#http.request('DELETE', `/api/schedules/${scheduleId}/rotations/${rotationId}`);
+  }
+
+  /** Overrides touching [from, to) (RFC 3339), oldest first. */
+  async overrides(scheduleId: number, window: { from?: string; to?: string } = {}): Promise<Override[]> {
+    return this.#http.request('GET', `/api/schedules/${scheduleId}/overrides`, {
+      query: { from: window.from, to: window.to },
+    });
+  }
+
+  async addOverride(
+    scheduleId: number,
+    input: { user_id: number; starts_at: string; ends_at: string },
+  ): Promise<Override> {
+    return this.#http.request('POST', `/api/schedules/${scheduleId}/overrides`, { body: input });
+  }
+
+  async deleteOverride(scheduleId: number, overrideId: number): Promise<void> {
+    await this.#http.request('DELETE', `/api/schedules/${scheduleId}/overrides/${overrideId}`);
+  }
+
+  /** Who is on call at `at` (RFC 3339; default now). */
+  async onCall(scheduleId: number, at?: string): Promise<OnCall> {
+    return this.#http.request('GET', `/api/schedules/${scheduleId}/on-call`, { query: { at } });
+  }
+
+  /** Who is on call now, and who is next. */
+  async now(scheduleId: number): Promise<{ now: OnCall; next?: OnCall }> {
+    return this.#http.request('GET', `/api/schedules/${scheduleId}/now`);
+  }
+
+  async timeline(
+    scheduleId: number,
+    window: { from?: string; to?: string } = {},
+  ): Promise<TimelineSegment[]> {
+    return this.#http.request('GET', `/api/schedules/${scheduleId}/timeline`, {
+      query: { from: window.from, to: window.to },
+    });
+  }
+
+  /** A new secret feed URL for the schedule; the previous URL stops working. */
+  async rotateFeed(scheduleId: number): Promise<{ url: string }> {
+    return this.#http.request('POST', `/api/schedules/${scheduleId}/feed`);
+  }
+
+  async deleteFeed(scheduleId: number): Promise<void> {
+    await this.#http.request('DELETE', `/api/schedules/${scheduleId}/feed`);
+  }
+
+  /** A new secret feed URL with a person's shifts in every schedule. */
+  async rotatePersonFeed(userId: number): Promise<{ url: string }> {
+    return this.#http.request('POST', `/api/users/${userId}/calendar-feed`);
+  }
+
+  async deletePersonFeed(userId: number): Promise<void> {
+    await this.#http.request('DELETE', `/api/users/${userId}/calendar-feed`);
   }
 }
