@@ -64,13 +64,15 @@ export function renderCalendar(input: CalendarInput): string {
 
 /**
  * `NAME;TZID=zone:local` for the instant's wall time, or `NAME:…Z` when that
- * wall time occurs twice and the instant is the second one (a TZID time
- * means the first, RFC 5545 3.3.5).
+ * wall time occurs twice (fall back). RFC 5545 3.3.5 says a TZID time means
+ * the first occurrence, but calendar programs differ (ical.js takes the
+ * second), so an ambiguous time is written as the instant it is.
  */
 function zonedProperty(name: string, at: number, timeZone: string): string {
   const local = Temporal.Instant.fromEpochMilliseconds(at).toZonedDateTimeISO(timeZone).toPlainDateTime();
   const first = local.toZonedDateTime(timeZone, { disambiguation: 'earlier' }).epochMilliseconds;
-  if (first !== at) return `${name}:${utcStamp(at)}`;
+  const last = local.toZonedDateTime(timeZone, { disambiguation: 'later' }).epochMilliseconds;
+  if (first !== last) return `${name}:${utcStamp(at)}`;
   return `${name};TZID=${timeZone}:${wallStamp(local)}`;
 }
 

@@ -23,12 +23,15 @@ export const MAX_DATES_PER_REQUEST = 366;
 
 /**
  * Ids of day entries that come from a rotation (no row of their own) sit above
- * every stored id: 2^52 + days since 1970-01-01 × 64 + their place that day.
- * Stored ids never get near 2^52, and the id alone tells DELETE which day it
- * was, so it can say which rotation covers it.
+ * every stored id: 2^52 + (days since 1970-01-01 + 1,000,000) × 64 + their
+ * place that day (the offset keeps dates back to the 8th century positive;
+ * every id stays below 2^53, exact in JSON). Stored ids never get near 2^52,
+ * and the id alone tells DELETE which day it was, so it can say which
+ * rotation covers it.
  */
 const DERIVED_ID_BASE = 2 ** 52;
 const DERIVED_PER_DAY = 64;
+const DERIVED_DAY_OFFSET = 1_000_000;
 
 export interface AssignDays {
   userId: number;
@@ -207,7 +210,10 @@ export class ScheduleService {
           const rotation = rotations.get(source.rotationId)!;
           const epochDay = Math.round(Date.parse(`${day}T00:00:00Z`) / 86_400_000);
           entries.push({
-            id: DERIVED_ID_BASE + epochDay * DERIVED_PER_DAY + Math.min(seen.size - 1, DERIVED_PER_DAY - 1),
+            id:
+              DERIVED_ID_BASE +
+              (epochDay + DERIVED_DAY_OFFSET) * DERIVED_PER_DAY +
+              Math.min(seen.size - 1, DERIVED_PER_DAY - 1),
             ...base,
             created_at: rotation.created_at,
             rotation_id: rotation.id,
@@ -221,9 +227,12 @@ export class ScheduleService {
 }
 
 function dayOfDerivedId(id: number): string | undefined {
-  const epochDay = Math.floor((id - DERIVED_ID_BASE) / DERIVED_PER_DAY);
+  const epochDay = Math.floor((id - DERIVED_ID_BASE) / DERIVED_PER_DAY) - DERIVED_DAY_OFFSET;
   const date = new Date(epochDay * 86_400_000);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString().slice(0, 10);
+  if (Number.isNaN(date.getTime())) return undefined;
+  const day = date.toISOString().slice(0, 10);
+  // A made-up id far past year 9999 decodes to no calendar date: unknown entry.
+  return isCalendarDate(day) ? day : undefined;
 }
 
 /** Distinct, sorted dates; 400 naming every malformed one. */

@@ -275,13 +275,14 @@ export class SchedulesService {
     const fields = rotationFields(input);
     return this.#db.transaction(async (tx) => {
       await this.#find(tx, scheduleId);
-      if (rotationId !== undefined && !(await findRotation(tx, scheduleId, rotationId))) {
+      const existing = rotationId === undefined ? undefined : await findRotation(tx, scheduleId, rotationId);
+      if (rotationId !== undefined && !existing)
         throw notFound(`rotation ${rotationId} of schedule ${scheduleId}`);
-      }
       for (const userId of new Set(fields.participantIds)) {
         await requirePerson(tx, userId, 'participant_ids');
       }
-      const layer = input.layer ?? (rotationId === undefined ? (await highestLayer(tx, scheduleId)) + 1 : 0);
+      // A new rotation goes on top; a replaced one keeps its place unless told otherwise.
+      const layer = input.layer ?? existing?.layer ?? (await highestLayer(tx, scheduleId)) + 1;
       const id = await saveRotation(tx, scheduleId, { ...fields, layer }, this.#clock.now(), rotationId);
       await this.#record(
         tx,

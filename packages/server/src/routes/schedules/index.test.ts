@@ -283,4 +283,24 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.equal((await call('DELETE', `/api/schedules/${spare.body.id}`)).status, 204);
     assert.equal((await call('GET', `/api/schedules/${spare.body.id}`)).status, 404);
   });
+
+  test('the OpenAPI document describes the new routes; the feed route needs no API key', async () => {
+    const document = (await server.request({ method: 'GET', url: '/api/openapi.json' })).body;
+    for (const path of [
+      '/api/schedules',
+      '/api/schedules/{id}',
+      '/api/schedules/{id}/rotations/{rotation_id}',
+      '/api/schedules/{id}/overrides',
+      '/api/schedules/{id}/on-call',
+      '/api/schedules/{id}/now',
+      '/api/schedules/{id}/timeline',
+      '/api/schedules/{id}/feed',
+      '/api/users/{id}/calendar-feed',
+    ]) {
+      assert.ok(document.paths[path], `${path} in the OpenAPI document`);
+    }
+    const feed = document.paths['/api/calendar/{token}'].get;
+    assert.deepEqual(feed.security, []);
+    assert.ok(feed.responses['200'].content['text/calendar']);
+  });
 });
