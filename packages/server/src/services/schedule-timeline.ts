@@ -115,13 +115,17 @@ export function wallClockInstant(dateTime: Temporal.PlainDateTime, timeZone: str
   return transition.epochMilliseconds;
 }
 
-/** True when `name` is an IANA zone Temporal knows (also accepts `UTC`). */
-export function isTimeZone(name: string): boolean {
+/**
+ * The canonical IANA name of zone `name` (`europe/berlin` → `Europe/Berlin`),
+ * or undefined when it is not a named zone (offsets such as `+01:00` are not:
+ * they have no daylight-saving rules to follow).
+ */
+export function canonicalTimeZone(name: string): string | undefined {
+  if (name.length === 0 || /^[+-]/.test(name)) return undefined;
   try {
-    Temporal.Now.zonedDateTimeISO(name);
-    return name.length > 0 && !/^[+-]/.test(name);
+    return Temporal.Now.zonedDateTimeISO(name).timeZoneId;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -135,14 +139,31 @@ function plainTime(text: string): Temporal.PlainTime {
   return Temporal.PlainTime.from(text);
 }
 
+/** The rotation's first handoff as wall-clock time, and its instant in the zone last asked for. */
+const firstHandoffs = new WeakMap<
+  RotationSpec,
+  { start: Temporal.PlainDateTime; timeZone: string; instant: number }
+>();
+
+function firstHandoff(rotation: RotationSpec, timeZone: string) {
+  let cached = firstHandoffs.get(rotation);
+  if (!cached || cached.timeZone !== timeZone) {
+    const start = Temporal.PlainDate.from(rotation.startDate).toPlainDateTime(
+      plainTime(rotation.handoffTime),
+    );
+    cached = { start, timeZone, instant: wallClockInstant(start, timeZone) };
+    firstHandoffs.set(rotation, cached);
+  }
+  return cached;
+}
+
 /** Instant of boundary `k` (k ≥ 0) of `rotation`: the start of shift k. */
 export function shiftBoundary(rotation: RotationSpec, timeZone: string, k: number): number {
-  const start = Temporal.PlainDate.from(rotation.startDate).toPlainDateTime(plainTime(rotation.handoffTime));
-  if (rotation.shiftUnit === 'hours') {
-    return wallClockInstant(start, timeZone) + k * rotation.shiftLength * 3_600_000;
-  }
+  const first = firstHandoff(rotation, timeZone);
+  if (rotation.shiftUnit === 'hours') return first.instant + k * rotation.shiftLength * 3_600_000;
+  if (k === 0) return first.instant;
   const days = k * rotation.shiftLength * (rotation.shiftUnit === 'weeks' ? 7 : 1);
-  return wallClockInstant(start.add({ days }), timeZone);
+  return wallClockInstant(first.start.add({ days }), timeZone);
 }
 
 /** Nominal shift length in ms, exact for hours, within an hour or two per shift otherwise. */

@@ -189,13 +189,16 @@ export class ScheduleService {
     const { segments, overrides } = await this.#schedules.timelineBetween('default', start, end);
     const rotations = new Map((await this.#schedules.get('default')).rotations.map((r) => [r.id, r]));
     const entries: DayEntry[] = [];
+    // Segments are in time order: each day starts looking where the day before left off.
+    let first = 0;
     for (let day = from; day <= to; day = addDays(day, 1)) {
       const dayStart = startOfLocalDay(day, zone);
       const dayEnd = startOfLocalDay(addDays(day, 1), zone);
       const seen = new Set<number>();
-      for (const segment of segments) {
+      while (first < segments.length && segments[first]!.end.getTime() <= dayStart) first++;
+      for (let i = first; i < segments.length && segments[i]!.start.getTime() < dayEnd; i++) {
+        const segment = segments[i]!;
         if (segment.userId === null || seen.has(segment.userId)) continue;
-        if (segment.end.getTime() <= dayStart || segment.start.getTime() >= dayEnd) continue;
         seen.add(segment.userId);
         const base = { user_id: segment.userId, username: segment.username ?? '', date: day };
         const source = segment.source;

@@ -36,7 +36,7 @@ import {
 import type { AuditService } from './audit.ts';
 import {
   handoffs,
-  isTimeZone,
+  canonicalTimeZone,
   localDateOf,
   parseTimeOfDay,
   personIntervals,
@@ -730,12 +730,13 @@ function scheduleName(text: string): string {
 }
 
 function timeZoneField(text: string): string {
-  if (!isTimeZone(text)) {
+  const zone = canonicalTimeZone(text);
+  if (zone === undefined) {
     throw badRequest(
       `field "time_zone" is not an IANA time zone: "${text}"; use a name like "Europe/Berlin"`,
     );
   }
-  return text;
+  return zone;
 }
 
 async function uniqueName<T>(name: string, work: () => Promise<T>): Promise<T> {

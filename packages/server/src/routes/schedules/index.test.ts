@@ -167,10 +167,48 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     );
   });
 
+  test('a zone is stored by its canonical name, and a replaced rotation keeps its layer', async () => {
+    const created = await call('POST', '/api/schedules', {
+      name: 'Lowercase',
+      time_zone: 'america/new_york',
+    });
+    assert.equal(created.body.time_zone, 'America/New_York');
+    const body = {
+      name: 'Nights',
+      participant_ids: [alice.id],
+      shift_length: 12,
+      shift_unit: 'hours',
+      start_date: '2026-03-01',
+      handoff_time: '20:00',
+      layer: 7,
+    };
+    const rotation = await call('POST', `/api/schedules/${created.body.id}/rotations`, body);
+    const { layer: _layer, ...withoutLayer } = body;
+    const replaced = await call('PUT', `/api/schedules/${created.body.id}/rotations/${rotation.body.id}`, {
+      ...withoutLayer,
+      participant_ids: [bob.id, alice.id],
+      restriction: { weekdays: [6, 7], from: '20:00', to: '08:00' },
+    });
+    assert.equal(replaced.status, 200);
+    assert.equal(replaced.body.layer, 7);
+    assert.deepEqual(replaced.body.restriction, { weekdays: [6, 7], from: '20:00', to: '08:00' });
+    assert.deepEqual(
+      replaced.body.participants.map((p: any) => p.username),
+      ['bob', 'alice'],
+    );
+    assert.equal((await call('DELETE', `/api/schedules/${created.body.id}`)).status, 204);
+  });
+
   test('every change is in the audit log', async () => {
     const audit = await call('GET', '/api/audit?limit=20');
     const actions = audit.body.map((entry: any) => entry.action);
-    for (const action of ['schedule.created', 'schedule.rotation_created', 'schedule.override_created']) {
+    for (const action of [
+      'schedule.created',
+      'schedule.rotation_created',
+      'schedule.rotation_updated',
+      'schedule.override_created',
+      'schedule.deleted',
+    ]) {
       assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`);
     }
   });
