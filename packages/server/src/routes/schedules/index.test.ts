@@ -123,6 +123,27 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     );
   });
 
+  test('for paging: onCallAt and handoffsBetween name who takes over from whom', async () => {
+    const schedules = server.app.services.schedules;
+    const atOverride = await schedules.onCallAt(berlin, new Date('2026-03-26T12:00:00Z'));
+    assert.equal(atOverride.username, 'carol');
+    const onDefault = await schedules.onCallAt('default', new Date('2026-03-26T12:00:00Z'));
+    assert.equal(onDefault.schedule.is_default, true);
+    const changes = await schedules.handoffsBetween(
+      berlin,
+      new Date('2026-03-26T00:00:00Z'),
+      new Date('2026-03-31T00:00:00Z'),
+    );
+    assert.deepEqual(
+      changes.map((h) => [h.at.toISOString(), h.fromUsername, h.toUsername]),
+      [
+        ['2026-03-26T10:00:00.000Z', 'alice', 'carol'],
+        ['2026-03-26T14:00:00.000Z', 'carol', 'alice'],
+        ['2026-03-30T07:00:00.000Z', 'alice', 'bob'],
+      ],
+    );
+  });
+
   test('bad rotation and override input is a 400 naming the field, and nothing is stored', async () => {
     const base = {
       name: 'Bad',
