@@ -120,12 +120,6 @@ export async function listRotations(db: Queryable, scheduleId: number): Promise<
   return result.rows.map(normaliseRotation);
 }
 
-/** Rotations of several schedules (or all when `scheduleIds` is undefined). */
-export async function listAllRotations(db: Queryable): Promise<RotationRow[]> {
-  const result = await db.query<RotationRow>(`${ROTATION_SELECT} ORDER BY r.layer DESC, r.id DESC`);
-  return result.rows.map(normaliseRotation);
-}
-
 export async function findRotation(
   db: Queryable,
   scheduleId: number,
@@ -138,7 +132,8 @@ export async function findRotation(
   return result.rows[0] && normaliseRotation(result.rows[0]);
 }
 
-// json_agg arrives parsed on node-postgres and as text on some PGlite paths.
+// Both drivers parse json into objects; text is parsed too, so a driver set up
+// without a json parser cannot turn participants into a string.
 function normaliseRotation(row: RotationRow): RotationRow {
   const participants =
     typeof row.participants === 'string'

@@ -112,7 +112,11 @@ export class ScheduleService {
    * as it is. Repeated dates count once. Returns the entries, oldest first.
    * A day a rotation covers is not "held": the entry overrides the rotation.
    */
-  async assign(principal: Principal, request: AssignDays, clientAddress = ''): Promise<ScheduleEntryRow[]> {
+  async assign(
+    principal: Principal,
+    request: AssignDays,
+    clientAddress?: string,
+  ): Promise<ScheduleEntryRow[]> {
     requireAdmin(principal, 'change the on-call schedule');
     const dates = validDates(request.dates);
     return this.#db.transaction(async (tx) => {
@@ -156,7 +160,7 @@ export class ScheduleService {
    * An entry that a rotation gives is refused with 409 naming the rotation;
    * 404 when there is no such entry.
    */
-  async remove(principal: Principal, id: number, clientAddress = ''): Promise<void> {
+  async remove(principal: Principal, id: number, clientAddress?: string): Promise<void> {
     requireAdmin(principal, 'change the on-call schedule');
     if (id >= DERIVED_ID_BASE) {
       const day = dayOfDerivedId(id);
