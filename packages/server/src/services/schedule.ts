@@ -190,8 +190,7 @@ export class ScheduleService {
     const zone = schedule.time_zone;
     const start = startOfLocalDay(from, zone);
     const end = startOfLocalDay(addDays(to, 1), zone);
-    const { segments, overrides } = await this.#schedules.timelineBetween('default', start, end);
-    const rotations = new Map((await this.#schedules.get('default')).rotations.map((r) => [r.id, r]));
+    const { segments, overrides, rotations } = await this.#schedules.timelineBetween('default', start, end);
     const entries: DayEntry[] = [];
     // Segments are in time order: each day starts looking where the day before left off.
     let first = 0;

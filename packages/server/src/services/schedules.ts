@@ -414,7 +414,7 @@ export class SchedulesService {
   async handoffsBetween(ref: ScheduleRef, from: Date, to: Date): Promise<HandoffNotice[]> {
     const schedule = await this.#find(this.#db, ref);
     const spec = await this.#spec(this.#db, schedule, from.getTime(), to.getTime());
-    const names = await this.#names(this.#db, schedule.id);
+    const names = namesIn(spec);
     return handoffs(spec, from.getTime(), to.getTime()).map((h) => ({
       at: new Date(h.at),
       fromUserId: h.fromUserId,
@@ -440,13 +440,20 @@ export class SchedulesService {
     schedule: Schedule;
     segments: TimelineSegment[];
     overrides: Map<number, OverrideRow>;
+    rotations: Map<number, RotationRow>;
   }> {
     const schedule = await this.#find(this.#db, ref);
-    const overrides = await this.#overrides(this.#db, schedule, from, to);
+    const { segments, rotationRows, overrideRows } = await this.#timelineWithRows(
+      this.#db,
+      schedule,
+      from,
+      to,
+    );
     return {
       schedule,
-      segments: await this.#timeline(this.#db, schedule, from, to),
-      overrides: new Map(overrides.map((entry) => [entry.row.id, entry.row])),
+      segments,
+      overrides: new Map(overrideRows.map((row) => [row.id, row])),
+      rotations: new Map(rotationRows.map((row) => [row.id, row])),
     };
   }
 
@@ -640,12 +647,13 @@ export class SchedulesService {
     schedule: Schedule,
     from: number,
     to: number,
-  ): Promise<ScheduleSpec & { rotationRows: RotationRow[] }> {
+  ): Promise<ScheduleSpec & { rotationRows: RotationRow[]; overrideRows: OverrideRow[] }> {
     const rotations = await listRotations(db, schedule.id);
     const overrides = await this.#overrides(db, schedule, from, to);
     return {
       timeZone: schedule.time_zone,
       rotationRows: rotations,
+      overrideRows: overrides.map((entry) => entry.row),
       rotations: rotations.map((row) => ({
         id: row.id,
         name: row.name,
@@ -676,10 +684,18 @@ export class SchedulesService {
   }
 
   async #timeline(db: Queryable, schedule: Schedule, from: number, to: number): Promise<TimelineSegment[]> {
+    return (await this.#timelineWithRows(db, schedule, from, to)).segments;
+  }
+
+  /**
+   * The timeline with the rotation and override rows it was computed from
+   * (one read of each), so callers that show those rows see the same state.
+   */
+  async #timelineWithRows(db: Queryable, schedule: Schedule, from: number, to: number) {
     const spec = await this.#spec(db, schedule, from, to);
-    const names = await this.#names(db, schedule.id);
+    const names = namesIn(spec);
     const rotationNames = new Map(spec.rotationRows.map((row) => [row.id, row.name]));
-    return timeline(spec, from, to).map((segment) => ({
+    const segments: TimelineSegment[] = timeline(spec, from, to).map((segment) => ({
       start: new Date(segment.start),
       end: new Date(segment.end),
       userId: segment.userId,
@@ -689,18 +705,7 @@ export class SchedulesService {
         ? { rotationName: rotationNames.get(segment.source.rotationId)! }
         : {}),
     }));
-  }
-
-  /** Usernames of everyone who appears in a schedule (participants and overrides). */
-  async #names(db: Queryable, scheduleId: number): Promise<Map<number, string>> {
-    const result = await db.query<{ id: number; username: string }>(
-      `SELECT u.id, u.username FROM users u
-        WHERE u.id IN (SELECT p.user_id FROM schedule_rotation_participants p
-                         JOIN schedule_rotations r ON r.id = p.rotation_id WHERE r.schedule_id = $1
-                       UNION SELECT user_id FROM schedule_overrides WHERE schedule_id = $1)`,
-      [scheduleId],
-    );
-    return new Map(result.rows.map((row) => [row.id, row.username]));
+    return { segments, rotationRows: spec.rotationRows, overrideRows: spec.overrideRows };
   }
 
   async #record(
@@ -828,4 +833,14 @@ function rotationFields(input: RotationInput): Omit<RotationFields, 'layer'> {
     to,
     participantIds: input.participant_ids,
   };
+}
+
+/** Usernames of everyone in the loaded rows (participants and overrides). */
+function namesIn(spec: { rotationRows: RotationRow[]; overrideRows: OverrideRow[] }): Map<number, string> {
+  const names = new Map<number, string>();
+  for (const rotation of spec.rotationRows) {
+    for (const participant of rotation.participants) names.set(participant.user_id, participant.username);
+  }
+  for (const override of spec.overrideRows) names.set(override.user_id, override.username);
+  return names;
 }
