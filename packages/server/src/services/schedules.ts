@@ -424,6 +424,22 @@ export class SchedulesService {
     }));
   }
 
+  /**
+   * The seam for handoff notices: every handoff in (from, to) in every
+   * schedule, oldest first. A notifier job (once contact methods exist) keeps
+   * the end of the window it last covered, calls this for the time since, and
+   * tells `toUser` "on call for <schedule> until <next handoff>" and
+   * `fromUser` that their shift ended.
+   */
+  async allHandoffsBetween(from: Date, to: Date): Promise<{ schedule: Schedule; handoff: HandoffNotice }[]> {
+    const result: { schedule: Schedule; handoff: HandoffNotice }[] = [];
+    for (const schedule of await this.list()) {
+      for (const handoff of await this.handoffsBetween(schedule.id, from, to))
+        result.push({ schedule, handoff });
+    }
+    return result.sort((a, b) => a.handoff.at.getTime() - b.handoff.at.getTime());
+  }
+
   /** The effective schedule over a window (`from` defaults to now, `to` to `from` + 7 days). */
   async timeline(ref: ScheduleRef, window: { from?: string; to?: string }): Promise<TimelineSegment[]> {
     const schedule = await this.#find(this.#db, ref);

@@ -142,6 +142,18 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
         ['2026-03-30T07:00:00.000Z', 'alice', 'bob'],
       ],
     );
+    const everywhere = await schedules.allHandoffsBetween(
+      new Date('2026-03-26T00:00:00Z'),
+      new Date('2026-03-31T00:00:00Z'),
+    );
+    assert.deepEqual(
+      everywhere.map(({ schedule, handoff }) => [schedule.name, handoff.toUsername]),
+      [
+        ['Databases', 'carol'],
+        ['Databases', 'alice'],
+        ['Databases', 'bob'],
+      ],
+    );
   });
 
   test('bad rotation and override input is a 400 naming the field, and nothing is stored', async () => {
