@@ -36,6 +36,7 @@ import {
 import type { AuditService } from './audit.ts';
 import {
   handoffs,
+  onCallAt as effectiveOnCallAt,
   canonicalTimeZone,
   localDateOf,
   parseTimeOfDay,
@@ -364,6 +365,17 @@ export class SchedulesService {
   }
 
   // ---- the effective schedule ---------------------------------------------
+
+  /**
+   * Just the user id on call in `ref` at `at` (null: nobody), computed for
+   * that instant alone: the cheap question paging asks for every page.
+   * Runs on `db`, so a caller's transaction sees its own writes.
+   */
+  async onCallUserAt(ref: ScheduleRef, at: Date, db: Queryable = this.#db): Promise<number | null> {
+    const schedule = await this.#find(db, ref);
+    const spec = await this.#spec(db, schedule, at.getTime(), at.getTime() + 1);
+    return effectiveOnCallAt(spec, at.getTime()).userId;
+  }
 
   /**
    * Who is on call in schedule `ref` at `at` (for paging: "the person on
@@ -859,4 +871,20 @@ function namesIn(spec: { rotationRows: RotationRow[]; overrideRows: OverrideRow[
   }
   for (const override of spec.overrideRows) names.set(override.user_id, override.username);
   return names;
+}
+
+/**
+ * Paging's on-call seam (`OnCallLookup` in services/paging/on-call.ts on the
+ * paging branch: `(db, at) => user ids`), answered by schedule `ref`.
+ *
+ * @example const lookup = scheduleOnCallLookup(services.schedules); // the default schedule
+ */
+export function scheduleOnCallLookup(
+  schedules: SchedulesService,
+  ref: ScheduleRef = 'default',
+): (db: Queryable, at: Date) => Promise<number[]> {
+  return async (db, at) => {
+    const userId = await schedules.onCallUserAt(ref, at, db);
+    return userId === null ? [] : [userId];
+  };
 }

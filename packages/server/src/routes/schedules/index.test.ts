@@ -9,6 +9,7 @@ import {
   type TestApp,
   type TestUser,
 } from '../../../../../test/support/app.ts';
+import { scheduleOnCallLookup } from '../../services/schedules.ts';
 
 forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
   let server: TestApp;
@@ -142,6 +143,10 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
         ['2026-03-30T07:00:00.000Z', 'alice', 'bob'],
       ],
     );
+    const lookup = scheduleOnCallLookup(schedules, berlin);
+    assert.deepEqual(await lookup(database(), new Date('2026-03-26T12:00:00Z')), [carol.id]);
+    assert.deepEqual(await lookup(database(), new Date('2026-03-30T07:00:00Z')), [bob.id]);
+    assert.deepEqual(await lookup(database(), new Date('2026-03-01T00:00:00Z')), []);
     const everywhere = await schedules.allHandoffsBetween(
       new Date('2026-03-26T00:00:00Z'),
       new Date('2026-03-31T00:00:00Z'),
