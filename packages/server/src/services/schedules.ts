@@ -565,6 +565,7 @@ export class SchedulesService {
     const now = this.#clock.now().getTime();
     const from = now - FEED_DAYS_BEFORE * DAY_MS;
     const to = now + FEED_DAYS_AFTER * DAY_MS;
+    const margin = LOOK_AHEAD_DAYS * DAY_MS;
     const events: CalendarEvent[] = [];
     const scheduleIds =
       feed.schedule_id !== null ? [feed.schedule_id] : await schedulesOfPerson(this.#db, feed.user_id!);
@@ -576,22 +577,23 @@ export class SchedulesService {
         calendarName = `On call: ${schedule.name}`;
         zone = schedule.time_zone;
       }
-      const segments = await this.#timeline(this.#db, schedule, from, to);
-      const names = new Map(segments.map((s) => [s.userId, s.username]));
-      const intervals = personIntervals(
-        segments.map((s) => ({ ...s, start: s.start.getTime(), end: s.end.getTime() })),
-      );
-      for (const interval of intervals) {
-        if (interval.userId === null) continue;
-        if (feed.user_id !== null && interval.userId !== feed.user_id) continue;
-        const who = names.get(interval.userId) ?? `user ${interval.userId}`;
+      // Computed with a margin, so the shifts at either end of the window keep
+      // their real handoff times instead of being cut at the window's edge.
+      const segments = await this.#timeline(this.#db, schedule, from - margin, to + margin);
+      for (const segment of segments) {
+        const [start, end] = [segment.start.getTime(), segment.end.getTime()];
+        if (segment.userId === null || end <= from || start >= to) continue;
+        if (feed.user_id !== null && segment.userId !== feed.user_id) continue;
+        const who = segment.username ?? `user ${segment.userId}`;
+        const how =
+          segment.source.kind === 'rotation' ? `rotation ${segment.rotationName ?? ''}` : 'an override';
         events.push({
-          uid: `schedule-${schedule.id}-user-${interval.userId}-${interval.start}@terdut`,
-          start: interval.start,
-          end: interval.end,
+          uid: `schedule-${schedule.id}-${start}-user-${segment.userId}@terdut`,
+          start,
+          end,
           timeZone: schedule.time_zone,
           summary: feed.user_id !== null ? `On call: ${schedule.name}` : `${who} on call (${schedule.name})`,
-          description: `${who} is on call for ${schedule.name}.`,
+          description: `${who} is on call for ${schedule.name} (${how}).`,
         });
       }
     }
@@ -600,7 +602,14 @@ export class SchedulesService {
       calendarName = `On call: ${person?.username ?? `user ${feed.user_id}`}`;
     }
     events.sort((a, b) => a.start - b.start);
-    return renderCalendar({ name: calendarName, timeZone: zone, events, now, from, to });
+    return renderCalendar({
+      name: calendarName,
+      timeZone: zone,
+      events,
+      now,
+      from: from - margin,
+      to: to + margin,
+    });
   }
 
   /** `origin` (from the request) is used only when TERDUT_PUBLIC_URL is not set. */

@@ -302,15 +302,18 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
         end: event.endDate.toJSDate().toISOString(),
         startLocal: event.startDate.toString(),
       }));
+    // The feed covers 14 days back and 92 ahead; shifts crossing either edge keep their real times.
     const timeline = await call(
       'GET',
-      `/api/schedules/${berlin}/timeline?from=2026-03-12T12:00:00Z&to=2026-06-26T12:00:00Z`,
+      `/api/schedules/${berlin}/timeline?from=2026-01-01T00:00:00Z&to=2026-09-01T00:00:00Z`,
       undefined,
       alice,
     );
     const expected = timeline.body
       .filter((s: any) => s.username !== undefined)
+      .filter((s: any) => s.end > '2026-03-12T12:00:00.000Z' && s.start < '2026-06-26T12:00:00.000Z')
       .map((s: any) => ({ who: s.username, start: s.start, end: s.end }));
+    assert.equal(expected.at(-1).end, '2026-06-29T07:00:00.000Z'); // a Monday 09:00 CEST, past the window
     assert.deepEqual(
       events.map(({ who, start, end }) => ({ who, start, end })),
       expected,

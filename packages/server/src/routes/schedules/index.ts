@@ -398,7 +398,8 @@ export function schedulesRoutes(schedules: SchedulesService) {
           params: Type.Object({ token: Type.String({ maxLength: 100 }) }),
           response: {
             200: {
-              description: 'RFC 5545 text: one event per stretch on call, VTIMEZONE included',
+              description:
+                'RFC 5545 text: one event per shift or override with its handoff times, VTIMEZONE included',
               content: { 'text/calendar': { schema: Type.String() } },
             },
             404: ErrorSchema,
