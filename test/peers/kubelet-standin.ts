@@ -84,7 +84,7 @@ interface Service {
 export interface RunDeploymentOptions {
   /** Which container of the pod template to run; default: the first. */
   container?: string;
-  /** The program to run instead of the image; default: this repository's terdut-server (`node packages/server/src/main.ts` + the container's args, else `serve`). */
+  /** The program and arguments to run instead of the image, taken as they are (they are paths on this machine, never rewritten into the pod's volumes); default: this repository's terdut-server (`node packages/server/src/main.ts` + the container's args, else `serve`). */
   command?: string[];
   /** Extra environment, applied last (e.g. LOG_LEVEL). */
   env?: Record<string, string>;
@@ -112,12 +112,19 @@ export interface RunningWorkload {
  * and its default argument `serve`; the container's `args` replace the
  * latter, as in a real Pod. A container `command` names a program inside
  * the image, which cannot run here, so it is ignored.
+ *
+ * Only the pod template's own values (its `args`, its env) are paths inside
+ * the pod and get rewritten into the pod's volumes; the program path is a
+ * path on this machine and is kept as it is -- the checkout may well live
+ * under a directory the pod mounts (`/tmp`, for one).
  */
-const serverCommand = (container: Container): string[] => [
-  process.execPath,
-  join(repoRoot, 'packages', 'server', 'src', 'main.ts'),
-  ...(container.args ?? ['serve']),
-];
+export function podCommand(
+  container: Pick<Container, 'args'>,
+  mounts: Record<string, string>,
+  program: string[] = [process.execPath, join(repoRoot, 'packages', 'server', 'src', 'main.ts')],
+): string[] {
+  return [...program, ...(container.args ?? ['serve']).map((arg) => rewriteMountedPaths(arg, mounts))];
+}
 
 /**
  * The kubelet stand-in for one test control plane. Create one per test (or
@@ -238,13 +245,14 @@ export class KubeletStandIn {
       env[envName] = rewrite(value);
     Object.assign(env, { PORT: String(port), HOST: '127.0.0.1' }, options.env ?? {});
 
-    const [command, ...args] = options.command ?? serverCommand(container);
+    // options.command replaces the image (program and arguments), so none of it is a pod path.
+    const [command, ...args] = options.command ?? podCommand(container, mounts);
     if (!command) throw new Error('options.command is empty');
     const group = new ChildProcessGroup();
     const child: StartedChild = group.spawn({
       name: `${key} (${container.name})`,
       command,
-      args: args.map(rewrite),
+      args,
       cwd: dir,
       logPath: join(dir, 'output.log'),
       // Only what the pod would have, plus PATH so `node` resolves.
