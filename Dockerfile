@@ -62,7 +62,10 @@ WORKDIR /app
 COPY --from=deps-server /app /app
 COPY --from=build /src/package.json /app/package.json
 COPY --from=build /src/packages /app/packages
+# `terdut-server` on PATH, for `kubectl exec … -- terdut-server admin recover`.
 RUN rm -rf /app/packages/operator \
+ && printf '#!/bin/sh\nexec node /app/packages/server/src/main.ts "$@"\n' >/usr/local/bin/terdut-server \
+ && chmod 0755 /usr/local/bin/terdut-server \
  && mkdir -p /var/lib/terdut \
  && chown 10001:10001 /var/lib/terdut
 # The root file system may be read-only. The embedded database (PGlite) lives
@@ -97,6 +100,8 @@ COPY --from=deps-operator /app /app
 COPY --from=build /src/package.json /app/package.json
 COPY --from=build /src/packages/operator /app/packages/operator
 COPY --from=build /src/packages/client /app/packages/client
+RUN printf '#!/bin/sh\nexec node /app/packages/operator/src/main.ts "$@"\n' >/usr/local/bin/terdut-operator \
+ && chmod 0755 /usr/local/bin/terdut-operator
 ENV NODE_ENV=production
 # Writes nothing to disk: runs with a read-only root file system as it is.
 USER 10001:10001
