@@ -3,9 +3,12 @@
  * running inside its container (read-only, non-root, no capabilities; host
  * network, to reach the test kube-apiserver on loopback) reconciles a
  * TerdutServer to Ready, then stops with exit code 0 on SIGTERM. The
- * terdut-server it bootstraps is run by the kubelet stand-in; the operator
- * reaches it through --server-url-overrides-file, as it would reach the
- * Service in a cluster.
+ * terdut-server it bootstraps is run by the kubelet stand-in from the
+ * Deployment the operator wrote -- as a real container of the server image
+ * (its env, mounted token Secret, user, read-only root, dropped capabilities)
+ * when TERDUT_TEST_SERVER_IMAGE names one, so the pod template and the image
+ * are proven together. The operator reaches it through
+ * --server-url-overrides-file, as it would reach the Service in a cluster.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,7 +26,15 @@ import {
   waitForCondition,
   waitForDeployment,
 } from '../operator/support/operator.ts';
-import { containerState, logsOf, operatorImage, podman, removeContainer, uniqueName } from './podman.ts';
+import {
+  containerState,
+  logsOf,
+  operatorImage,
+  podman,
+  removeContainer,
+  serverImage,
+  uniqueName,
+} from './podman.ts';
 
 const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string })
   .version;
@@ -118,7 +129,25 @@ test(
       deployment.spec.template.spec.containers[0].image,
       `ghcr.io/ryuvia/terdut-server:${version}`,
     );
-    const workload = await standIn.runDeployment(namespace, 'img');
+    const workload = await standIn.runDeployment(
+      namespace,
+      'img',
+      serverImage ? { podman: { image: serverImage }, readyTimeoutMs: 120_000 } : {},
+    );
+    if (serverImage) {
+      // The pod template ran as a real container of the image, as the template says.
+      const inspect = JSON.parse(
+        await podman([
+          'inspect',
+          '--format',
+          '{{json .Config.User}} {{json .HostConfig.ReadonlyRootfs}} {{json .EffectiveCaps}}',
+          workload.container!,
+        ]).then((out) => `[${out.trim().split(' ').join(',')}]`),
+      ) as [string, boolean, string[] | null];
+      assert.equal(inspect[0], '10001:10001');
+      assert.equal(inspect[1], true);
+      assert.deepEqual(inspect[2] ?? [], [], 'no capabilities left (drop: ALL)');
+    }
     writeFileSync(overrides, `${namespace}/img=${workload.url}\n`);
     await waitForCondition(admin, namespace, 'img', { type: 'Ready', status: 'True' }, 120_000).catch(
       failWithLogs,

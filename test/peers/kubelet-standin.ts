@@ -19,7 +19,9 @@
  *   kubelet.serviceUrls.get('team-a/terdut'); // 'http://127.0.0.1:41234'
  *   await kubelet.stop();
  */
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chownSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
@@ -42,8 +44,18 @@ interface EnvVar {
     fieldRef?: { fieldPath: string };
   };
 }
+interface SecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  fsGroup?: number;
+  readOnlyRootFilesystem?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  capabilities?: { drop?: string[]; add?: string[] };
+}
 interface Container {
   name: string;
+  image?: string;
+  securityContext?: SecurityContext;
   command?: string[];
   args?: string[];
   env?: EnvVar[];
@@ -52,7 +64,7 @@ interface Container {
     secretRef?: { name: string; optional?: boolean };
     configMapRef?: { name: string; optional?: boolean };
   }[];
-  volumeMounts?: { name: string; mountPath: string; subPath?: string }[];
+  volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
   ports?: { name?: string; containerPort: number }[];
   readinessProbe?: { httpGet?: { path?: string; port?: number | string } };
 }
@@ -68,7 +80,7 @@ interface Deployment {
     replicas?: number;
     template: {
       metadata?: { labels?: Record<string, string> };
-      spec: { containers: Container[]; volumes?: Volume[] };
+      spec: { containers: Container[]; volumes?: Volume[]; securityContext?: SecurityContext };
     };
   };
 }
@@ -90,6 +102,14 @@ export interface RunDeploymentOptions {
   env?: Record<string, string>;
   /** How long to wait for the readiness probe. */
   readyTimeoutMs?: number;
+  /**
+   * Run the pod template as a real container with podman instead of this
+   * checkout's program: its image (or `image`), env, mounted Secrets (kept in
+   * sync), args, user and group, read-only root, dropped capabilities and
+   * no-new-privileges, on the host network (PORT and HOST still point it at a
+   * free loopback port). The image must be in podman's local storage.
+   */
+  podman?: { image?: string };
 }
 
 export interface RunningWorkload {
@@ -103,6 +123,8 @@ export interface RunningWorkload {
   /** Where each mounted volume lives on this machine: mountPath -> local dir. */
   mounts: Record<string, string>;
   logPath: string;
+  /** The podman container's name, when it runs as one (`options.podman`). */
+  container?: string;
   /** Stops the process; the Deployment's status is left as it was. */
   stop(): Promise<void>;
 }
@@ -202,13 +224,22 @@ export class KubeletStandIn {
 
     const dir = mkdtempSync(join(tmpdir(), `terdut-pod-${namespace}-${name}-`));
     const mounts: Record<string, string> = {};
+    const readOnlyMounts = new Set<string>();
     const secretSyncs: SecretVolumeSync[] = [];
+    const security = { ...podSpec.securityContext, ...container.securityContext };
+    // In a container the volumes belong to the pod's user (the kubelet's fsGroup does the same).
+    const owner =
+      options.podman && security.runAsUser !== undefined
+        ? { uid: security.runAsUser, gid: security.fsGroup ?? security.runAsGroup ?? security.runAsUser }
+        : undefined;
     for (const mount of container.volumeMounts ?? []) {
       const volume = podSpec.volumes?.find((v) => v.name === mount.name);
       if (!volume) throw new Error(`Deployment ${key}: volumeMount ${mount.name} names no volume of the pod`);
       const local = join(dir, 'volumes', mount.name);
       mkdirSync(local, { recursive: true });
+      if (owner) chownSync(local, owner.uid, owner.gid);
       mounts[mount.mountPath] = mount.subPath ? join(local, mount.subPath) : local;
+      if (mount.readOnly) readOnlyMounts.add(mount.mountPath);
       if (volume.secret) {
         const sync = new SecretVolumeSync(
           this.#admin,
@@ -217,6 +248,7 @@ export class KubeletStandIn {
           volume.secret.secretName,
           volume.secret.items,
           local,
+          owner,
         );
         await sync.syncOnce(volume.secret.optional ?? false);
         secretSyncs.push(sync);
@@ -228,6 +260,7 @@ export class KubeletStandIn {
           volume.configMap.name,
           volume.configMap.items,
           local,
+          owner,
         );
         await sync.syncOnce(volume.configMap.optional ?? false);
         secretSyncs.push(sync);
@@ -237,7 +270,8 @@ export class KubeletStandIn {
         );
       }
     }
-    const rewrite = (value: string): string => rewriteMountedPaths(value, mounts);
+    // In a container the paths are real; only a local process needs them rewritten.
+    const rewrite = (value: string): string => (options.podman ? value : rewriteMountedPaths(value, mounts));
 
     const port = await freeLoopbackPort();
     const env: Record<string, string> = {};
@@ -245,8 +279,22 @@ export class KubeletStandIn {
       env[envName] = rewrite(value);
     Object.assign(env, { PORT: String(port), HOST: '127.0.0.1' }, options.env ?? {});
 
+    const containerName = `terdut-standin-${namespace}-${name}-${port}`.slice(0, 63);
+    const image = options.podman?.image ?? container.image;
+    if (options.podman && !image)
+      throw new Error(`Deployment ${key}: container ${container.name} names no image`);
     // options.command replaces the image (program and arguments), so none of it is a pod path.
-    const [command, ...args] = options.command ?? podCommand(container, mounts);
+    const [command, ...args] = options.podman
+      ? podmanRunCommand({
+          name: containerName,
+          image: image!,
+          container,
+          security,
+          env,
+          mounts,
+          readOnlyMounts,
+        })
+      : (options.command ?? podCommand(container, mounts));
     if (!command) throw new Error('options.command is empty');
     const group = new ChildProcessGroup();
     const child: StartedChild = group.spawn({
@@ -265,7 +313,9 @@ export class KubeletStandIn {
     const stop = async (): Promise<void> => {
       clearInterval(timers.services);
       for (const sync of secretSyncs) sync.stop();
-      await group.stop();
+      // podman forwards the SIGTERM to the container (the kubelet's stop); allow its graceful shutdown.
+      await group.stop(options.podman ? 30_000 : 5000);
+      if (options.podman) await removeContainer(containerName);
       this.#workloads.delete(key);
       for (const [serviceKey, serviceUrl] of this.serviceUrls)
         if (serviceUrl === url) this.serviceUrls.delete(serviceKey);
@@ -297,6 +347,7 @@ export class KubeletStandIn {
       env,
       mounts,
       logPath: child.logPath,
+      ...(options.podman ? { container: containerName } : {}),
       stop,
     };
     this.#workloads.set(key, workload);
@@ -437,6 +488,7 @@ class SecretVolumeSync {
   readonly #kind: 'secrets' | 'configmaps';
   readonly #items: { key: string; path: string }[] | undefined;
   readonly #dir: string;
+  readonly #owner: { uid: number; gid: number } | undefined;
   #resourceVersion: string | undefined;
   #timer: NodeJS.Timeout | undefined;
   #syncing = false;
@@ -448,8 +500,10 @@ class SecretVolumeSync {
     name: string,
     items: { key: string; path: string }[] | undefined,
     dir: string,
+    owner?: { uid: number; gid: number },
   ) {
     this.#admin = admin;
+    this.#owner = owner;
     this.#kind = kind;
     this.#path = `/api/v1/namespaces/${namespace}/${kind}/${name}`;
     this.#items = items;
@@ -475,6 +529,7 @@ class SecretVolumeSync {
       const target = join(this.#dir, file);
       mkdirSync(dirname(target), { recursive: true });
       writeFileSync(`${target}.tmp`, content, { mode: 0o600 });
+      if (this.#owner) chownSync(`${target}.tmp`, this.#owner.uid, this.#owner.gid);
       renameSync(`${target}.tmp`, target);
     }
   }
@@ -498,6 +553,44 @@ class SecretVolumeSync {
   stop(): void {
     clearInterval(this.#timer);
   }
+}
+
+/**
+ * `podman run` for one container of a pod template, in the foreground (the
+ * stand-in's process group owns it; SIGTERM to podman reaches the container).
+ */
+export function podmanRunCommand(pod: {
+  name: string;
+  image: string;
+  container: Pick<Container, 'args' | 'command'>;
+  security: SecurityContext;
+  env: Record<string, string>;
+  mounts: Record<string, string>;
+  readOnlyMounts: Set<string>;
+}): string[] {
+  const { security } = pod;
+  const args = ['podman', 'run', '--rm', '--name', pod.name, '--network=host', '--pull=never'];
+  if (security.runAsUser !== undefined)
+    args.push('--user', `${security.runAsUser}:${security.runAsGroup ?? security.runAsUser}`);
+  if (security.fsGroup !== undefined) args.push('--group-add', String(security.fsGroup));
+  if (security.readOnlyRootFilesystem) args.push('--read-only', '--read-only-tmpfs=false');
+  for (const capability of security.capabilities?.drop ?? [])
+    args.push(`--cap-drop=${capability.toLowerCase()}`);
+  for (const capability of security.capabilities?.add ?? [])
+    args.push(`--cap-add=${capability.toLowerCase()}`);
+  if (security.allowPrivilegeEscalation === false) args.push('--security-opt', 'no-new-privileges');
+  for (const [mountPath, local] of Object.entries(pod.mounts))
+    args.push('--volume', `${local}:${mountPath}${pod.readOnlyMounts.has(mountPath) ? ':ro' : ''}`);
+  for (const [name, value] of Object.entries(pod.env)) args.push('--env', `${name}=${value}`);
+  if (pod.container.command?.length) args.push('--entrypoint', JSON.stringify(pod.container.command));
+  args.push(pod.image, ...(pod.container.args ?? []));
+  return args;
+}
+
+async function removeContainer(name: string): Promise<void> {
+  await promisify(execFile)('podman', ['rm', '--force', '--time', '5', name], { timeout: 30_000 }).catch(
+    () => {},
+  );
 }
 
 /** Replaces a leading mount path (`/etc/terdut/token` -> `<tmp>/volumes/x/token`). Longest mount wins. */
