@@ -1,8 +1,8 @@
 # terdut's two images, one file: `--target server` (terdut-server) and
 # `--target operator` (terdut-operator).
 #
-#   docker build --target server   -t terdut-server:0.1.0   .
-#   docker build --target operator -t terdut-operator:0.1.0 .
+#   docker build --target server   -t terdut-server:local   .
+#   docker build --target operator -t terdut-operator:local .
 #
 # BASE is any Debian-like image with Node 24 and npm at /usr/local/bin; CI
 # passes one it assembles locally (.ci/images), everyone else gets the

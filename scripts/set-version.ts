@@ -27,6 +27,11 @@ export const versionedFiles: { path: string; pattern: RegExp; replace: (version:
     replace: (version) => `$1:${version}`,
   },
   {
+    path: 'docs/install/container.md',
+    pattern: /(ghcr\.io\/ryuvia\/terdut-(?:operator|server)):\d[\w.+-]*/g,
+    replace: (version) => `$1:${version}`,
+  },
+  {
     path: 'deploy/helm/terdut-operator/Chart.yaml',
     pattern: /^(version: ).*$/m,
     replace: (version) => `$1${version}`,
@@ -34,7 +39,7 @@ export const versionedFiles: { path: string; pattern: RegExp; replace: (version:
   {
     path: 'deploy/helm/terdut-operator/Chart.yaml',
     pattern: /^(appVersion: ).*$/m,
-    replace: (version) => `$1"${version}"`,
+    replace: (version) => `$1'${version}'`,
   },
   { path: 'Dockerfile', pattern: /^(ARG VERSION=).*$/gm, replace: (version) => `$1${version}` },
 ];

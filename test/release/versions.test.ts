@@ -42,17 +42,18 @@ test('the operator runs the server image of its own version unless told otherwis
   assert.equal(loadOperatorConfig([], {}).defaultImage, DEFAULT_SERVER_IMAGE);
 });
 
-test('deploy/, the README, the Helm chart and the Dockerfile name that version', () => {
+test('deploy/, the README, the install docs, the Helm chart and the Dockerfile name that version', () => {
   const imageTags = (text: string) =>
     [...text.matchAll(/ghcr\.io\/ryuvia\/terdut-(?:operator|server):([\w.+-]+)/g)].map((m) => m[1]);
   const deployTags = imageTags(read('deploy/operator/operator.yaml'));
   assert.equal(deployTags.length, 2, 'deploy/operator/operator.yaml names the operator and the server image');
   assert.deepEqual(new Set(deployTags), new Set([version]));
   assert.deepEqual(new Set(imageTags(read('README.md'))), new Set([version]));
+  assert.deepEqual(new Set(imageTags(read('docs/install/container.md'))), new Set([version]));
 
   const chart = read('deploy/helm/terdut-operator/Chart.yaml');
   assert.match(chart, new RegExp(`^version: ${version.replaceAll('.', '\\.')}$`, 'm'));
-  assert.match(chart, new RegExp(`^appVersion: "${version.replaceAll('.', '\\.')}"$`, 'm'));
+  assert.match(chart, new RegExp(`^appVersion: ["']${version.replaceAll('.', '\\.')}["']$`, 'm'));
 
   const defaults = [...read('Dockerfile').matchAll(/^ARG VERSION=(.*)$/gm)].map((m) => m[1]);
   assert.equal(defaults.length, 2, 'both image targets declare ARG VERSION');
