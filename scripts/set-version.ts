@@ -8,7 +8,7 @@
  * these disagree, so a hand edit that misses one is caught.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -51,18 +51,29 @@ function main(version: string | undefined): number {
     );
     return 2;
   }
-  execFileSync(
-    'npm',
-    [
-      'version',
-      version,
-      '--workspaces',
-      '--include-workspace-root',
-      '--no-git-tag-version',
-      '--allow-same-version',
-    ],
-    { cwd: repoRoot, stdio: 'inherit' },
-  );
+  // The package.json files by hand (npm version would look up the new
+  // @terdut/* range on the registry before the workspaces carry it), then
+  // the lockfile from them.
+  for (const path of [
+    'package.json',
+    ...readdirSync(join(repoRoot, 'packages')).map((d) => `packages/${d}/package.json`),
+  ]) {
+    const file = join(repoRoot, path);
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as {
+      version?: string;
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+    };
+    pkg.version = version;
+    for (const deps of [pkg.dependencies, pkg.devDependencies])
+      for (const name of Object.keys(deps ?? {}))
+        if (name.startsWith('@terdut/')) deps![name] = `^${version}`;
+    writeFileSync(file, `${JSON.stringify(pkg, null, 2)}\n`);
+  }
+  execFileSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], {
+    cwd: repoRoot,
+    stdio: 'inherit',
+  });
   for (const file of versionedFiles) {
     const path = join(repoRoot, file.path);
     writeFileSync(path, readFileSync(path, 'utf8').replace(file.pattern, file.replace(version)));
