@@ -226,166 +226,178 @@ export class KubeletStandIn {
     const mounts: Record<string, string> = {};
     const readOnlyMounts = new Set<string>();
     const secretSyncs: SecretVolumeSync[] = [];
-    const security = { ...podSpec.securityContext, ...container.securityContext };
-    // In a container the volumes belong to the pod's user (the kubelet's fsGroup does the same).
-    const owner =
-      options.podman && security.runAsUser !== undefined
-        ? { uid: security.runAsUser, gid: security.fsGroup ?? security.runAsGroup ?? security.runAsUser }
-        : undefined;
-    for (const mount of container.volumeMounts ?? []) {
-      const volume = podSpec.volumes?.find((v) => v.name === mount.name);
-      if (!volume) throw new Error(`Deployment ${key}: volumeMount ${mount.name} names no volume of the pod`);
-      const local = join(dir, 'volumes', mount.name);
-      mkdirSync(local, { recursive: true });
-      if (owner) chownSync(local, owner.uid, owner.gid);
-      mounts[mount.mountPath] = mount.subPath ? join(local, mount.subPath) : local;
-      if (mount.readOnly) readOnlyMounts.add(mount.mountPath);
-      if (volume.secret) {
-        const sync = new SecretVolumeSync(
-          this.#admin,
-          namespace,
-          'secrets',
-          volume.secret.secretName,
-          volume.secret.items,
-          local,
-          owner,
-        );
-        await sync.syncOnce(volume.secret.optional ?? false);
-        secretSyncs.push(sync);
-      } else if (volume.configMap) {
-        const sync = new SecretVolumeSync(
-          this.#admin,
-          namespace,
-          'configmaps',
-          volume.configMap.name,
-          volume.configMap.items,
-          local,
-          owner,
-        );
-        await sync.syncOnce(volume.configMap.optional ?? false);
-        secretSyncs.push(sync);
-      } else if (!volume.emptyDir) {
-        throw new Error(
-          `Deployment ${key}: volume ${volume.name} is neither a Secret, a ConfigMap nor an emptyDir; the stand-in cannot provide it`,
-        );
-      }
-    }
-    // In a container the paths are real; only a local process needs them rewritten.
-    const rewrite = (value: string): string => (options.podman ? value : rewriteMountedPaths(value, mounts));
-
-    const port = await freeLoopbackPort();
-    const env: Record<string, string> = {};
-    for (const [envName, value] of Object.entries(await this.#resolveEnv(namespace, name, container)))
-      env[envName] = rewrite(value);
-    Object.assign(env, { PORT: String(port), HOST: '127.0.0.1' }, options.env ?? {});
-
-    const containerName = `terdut-standin-${namespace}-${name}-${port}`.slice(0, 63);
-    const image = options.podman?.image ?? container.image;
-    if (options.podman && !image)
-      throw new Error(`Deployment ${key}: container ${container.name} names no image`);
-    // options.command replaces the image (program and arguments), so none of it is a pod path.
-    const [command, ...args] = options.podman
-      ? podmanRunCommand({
-          name: containerName,
-          image: image!,
-          container,
-          security,
-          env,
-          mounts,
-          readOnlyMounts,
-        })
-      : (options.command ?? podCommand(container, mounts));
-    if (!command) throw new Error('options.command is empty');
-    const group = new ChildProcessGroup();
-    const child: StartedChild = group.spawn({
-      name: `${key} (${container.name})`,
-      command,
-      args,
-      cwd: dir,
-      logPath: join(dir, 'output.log'),
-      // Only what the pod would have, plus PATH so `node` resolves.
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-    });
-    for (const sync of secretSyncs) sync.start();
-
-    const url = `http://127.0.0.1:${port}`;
-    const timers: { services?: NodeJS.Timeout } = {};
-    const stop = async (): Promise<void> => {
-      clearInterval(timers.services);
-      for (const sync of secretSyncs) sync.stop();
-      // podman forwards the SIGTERM to the container (the kubelet's stop); allow its graceful shutdown.
-      await group.stop(options.podman ? 30_000 : 5000);
-      if (options.podman) await removeContainer(containerName);
-      this.#workloads.delete(key);
-      for (const [serviceKey, serviceUrl] of this.serviceUrls)
-        if (serviceUrl === url) this.serviceUrls.delete(serviceKey);
-      rmSync(dir, { recursive: true, force: true });
-    };
-    const readinessPath = container.readinessProbe?.httpGet?.path ?? '/readyz';
+    // Until the program runs, a failure (a missing Secret, a bad volume) must not leave the directory behind.
+    let spawned = false;
     try {
-      await waitUntil(
-        async () =>
-          (await fetch(`${url}${readinessPath}`, { signal: AbortSignal.timeout(1000) })).status === 200,
-        {
-          timeoutMs: options.readyTimeoutMs ?? 120_000,
-          intervalMs: 200,
-          child,
-          describe: () => `${key} did not answer 200 on ${url}${readinessPath}`,
-        },
-      );
-    } catch (error) {
-      const log = logTail(child.logPath, 30);
-      await stop();
-      throw new Error(`${(error as Error).message}\nits output:\n${log}`, { cause: error });
-    }
-
-    const workload: RunningWorkload = {
-      namespace,
-      deployment: name,
-      url,
-      port,
-      env,
-      mounts,
-      logPath: child.logPath,
-      ...(options.podman ? { container: containerName } : {}),
-      stop,
-    };
-    this.#workloads.set(key, workload);
-    // Like the EndpointSlice controller, keep following the Services that
-    // select the pod: one the operator creates (or changes) later still maps.
-    const labels = deployment.spec.template.metadata?.labels ?? {};
-    const refreshServices = async (): Promise<void> => {
-      const services = await kubeRequestOk<{ items: Service[] }>(
-        this.#admin,
-        'GET',
-        `/api/v1/namespaces/${namespace}/services`,
-      );
-      if (!this.#workloads.has(key) || this.#workloads.get(key) !== workload) return;
-      for (const service of services.items) {
-        const serviceKey = `${namespace}/${service.metadata.name}`;
-        const selector = service.spec.selector ?? {};
-        const matches =
-          Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
-        if (matches) this.serviceUrls.set(serviceKey, url);
-        else if (this.serviceUrls.get(serviceKey) === url) this.serviceUrls.delete(serviceKey);
+      const security = { ...podSpec.securityContext, ...container.securityContext };
+      // In a container the volumes belong to the pod's user (the kubelet's fsGroup does the same).
+      const owner =
+        options.podman && security.runAsUser !== undefined
+          ? { uid: security.runAsUser, gid: security.fsGroup ?? security.runAsGroup ?? security.runAsUser }
+          : undefined;
+      for (const mount of container.volumeMounts ?? []) {
+        const volume = podSpec.volumes?.find((v) => v.name === mount.name);
+        if (!volume)
+          throw new Error(`Deployment ${key}: volumeMount ${mount.name} names no volume of the pod`);
+        const local = join(dir, 'volumes', mount.name);
+        mkdirSync(local, { recursive: true });
+        if (owner) chownSync(local, owner.uid, owner.gid);
+        mounts[mount.mountPath] = mount.subPath ? join(local, mount.subPath) : local;
+        if (mount.readOnly) readOnlyMounts.add(mount.mountPath);
+        if (volume.secret) {
+          const sync = new SecretVolumeSync(
+            this.#admin,
+            namespace,
+            'secrets',
+            volume.secret.secretName,
+            volume.secret.items,
+            local,
+            owner,
+          );
+          await sync.syncOnce(volume.secret.optional ?? false);
+          secretSyncs.push(sync);
+        } else if (volume.configMap) {
+          const sync = new SecretVolumeSync(
+            this.#admin,
+            namespace,
+            'configmaps',
+            volume.configMap.name,
+            volume.configMap.items,
+            local,
+            owner,
+          );
+          await sync.syncOnce(volume.configMap.optional ?? false);
+          secretSyncs.push(sync);
+        } else if (!volume.emptyDir) {
+          throw new Error(
+            `Deployment ${key}: volume ${volume.name} is neither a Secret, a ConfigMap nor an emptyDir; the stand-in cannot provide it`,
+          );
+        }
       }
-    };
-    await refreshServices();
-    let refreshing = false;
-    timers.services = setInterval(() => {
-      if (refreshing) return;
-      refreshing = true;
-      refreshServices()
-        .catch(() => {
-          // A transient API error; the next tick retries.
-        })
-        .finally(() => {
-          refreshing = false;
-        });
-    }, 500);
-    timers.services.unref();
-    await this.markDeploymentAvailable(namespace, name, 1);
-    return workload;
+      // In a container the paths are real; only a local process needs them rewritten.
+      const rewrite = (value: string): string =>
+        options.podman ? value : rewriteMountedPaths(value, mounts);
+
+      const port = await freeLoopbackPort();
+      const env: Record<string, string> = {};
+      for (const [envName, value] of Object.entries(await this.#resolveEnv(namespace, name, container)))
+        env[envName] = rewrite(value);
+      Object.assign(env, { PORT: String(port), HOST: '127.0.0.1' }, options.env ?? {});
+
+      const containerName = `terdut-standin-${namespace}-${name}-${port}`.slice(0, 63);
+      const image = options.podman?.image ?? container.image;
+      if (options.podman && !image)
+        throw new Error(`Deployment ${key}: container ${container.name} names no image`);
+      // options.command replaces the image (program and arguments), so none of it is a pod path.
+      const [command, ...args] = options.podman
+        ? podmanRunCommand({
+            name: containerName,
+            image: image!,
+            container,
+            security,
+            env,
+            mounts,
+            readOnlyMounts,
+          })
+        : (options.command ?? podCommand(container, mounts));
+      if (!command) throw new Error('options.command is empty');
+      const group = new ChildProcessGroup();
+      const child: StartedChild = group.spawn({
+        name: `${key} (${container.name})`,
+        command,
+        args,
+        cwd: dir,
+        logPath: join(dir, 'output.log'),
+        // Only what the pod would have, plus PATH so `node` resolves.
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      });
+      spawned = true;
+      for (const sync of secretSyncs) sync.start();
+
+      const url = `http://127.0.0.1:${port}`;
+      const timers: { services?: NodeJS.Timeout } = {};
+      const stop = async (): Promise<void> => {
+        clearInterval(timers.services);
+        for (const sync of secretSyncs) sync.stop();
+        // podman forwards the SIGTERM to the container (the kubelet's stop); allow its graceful shutdown.
+        await group.stop(options.podman ? 30_000 : 5000);
+        if (options.podman) await removeContainer(containerName);
+        this.#workloads.delete(key);
+        for (const [serviceKey, serviceUrl] of this.serviceUrls)
+          if (serviceUrl === url) this.serviceUrls.delete(serviceKey);
+        rmSync(dir, { recursive: true, force: true });
+      };
+      const readinessPath = container.readinessProbe?.httpGet?.path ?? '/readyz';
+      try {
+        await waitUntil(
+          async () =>
+            (await fetch(`${url}${readinessPath}`, { signal: AbortSignal.timeout(1000) })).status === 200,
+          {
+            timeoutMs: options.readyTimeoutMs ?? 120_000,
+            intervalMs: 200,
+            child,
+            describe: () => `${key} did not answer 200 on ${url}${readinessPath}`,
+          },
+        );
+      } catch (error) {
+        const log = logTail(child.logPath, 30);
+        await stop();
+        throw new Error(`${(error as Error).message}\nits output:\n${log}`, { cause: error });
+      }
+
+      const workload: RunningWorkload = {
+        namespace,
+        deployment: name,
+        url,
+        port,
+        env,
+        mounts,
+        logPath: child.logPath,
+        ...(options.podman ? { container: containerName } : {}),
+        stop,
+      };
+      this.#workloads.set(key, workload);
+      // Like the EndpointSlice controller, keep following the Services that
+      // select the pod: one the operator creates (or changes) later still maps.
+      const labels = deployment.spec.template.metadata?.labels ?? {};
+      const refreshServices = async (): Promise<void> => {
+        const services = await kubeRequestOk<{ items: Service[] }>(
+          this.#admin,
+          'GET',
+          `/api/v1/namespaces/${namespace}/services`,
+        );
+        if (!this.#workloads.has(key) || this.#workloads.get(key) !== workload) return;
+        for (const service of services.items) {
+          const serviceKey = `${namespace}/${service.metadata.name}`;
+          const selector = service.spec.selector ?? {};
+          const matches =
+            Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+          if (matches) this.serviceUrls.set(serviceKey, url);
+          else if (this.serviceUrls.get(serviceKey) === url) this.serviceUrls.delete(serviceKey);
+        }
+      };
+      await refreshServices();
+      let refreshing = false;
+      timers.services = setInterval(() => {
+        if (refreshing) return;
+        refreshing = true;
+        refreshServices()
+          .catch(() => {
+            // A transient API error; the next tick retries.
+          })
+          .finally(() => {
+            refreshing = false;
+          });
+      }, 500);
+      timers.services.unref();
+      await this.markDeploymentAvailable(namespace, name, 1);
+      return workload;
+    } finally {
+      if (!spawned) {
+        for (const sync of secretSyncs) sync.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
   }
 
   /** The running workload of `namespace/deployment`, if any. */
@@ -588,9 +600,9 @@ export function podmanRunCommand(pod: {
 }
 
 async function removeContainer(name: string): Promise<void> {
-  await promisify(execFile)('podman', ['rm', '--force', '--time', '5', name], { timeout: 30_000 }).catch(
-    () => {},
-  );
+  await promisify(execFile)('podman', ['rm', '--force', '--volumes', '--time', '5', name], {
+    timeout: 30_000,
+  }).catch(() => {});
 }
 
 /** Replaces a leading mount path (`/etc/terdut/token` -> `<tmp>/volumes/x/token`). Longest mount wins. */
