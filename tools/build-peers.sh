@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the real programs terdut's tests run against -- kube-apiserver, etcd
-# and Alertmanager -- from the Go module proxy into tools/bin/ (git-ignored).
+# and Alertmanager -- and helm (which lints and renders the Helm chart) from
+# the Go module proxy into tools/bin/ (git-ignored).
 #
 # A binary is rebuilt only when its pinned versions change: the stamp file
 # beside it records a hash of its module's go.mod + go.sum, the Go version,
 # the build flags and this script. The first build takes about 12 minutes on
 # a 2-core machine (see test/peers/README.md); later runs are a no-op.
 #
-# Usage: bash tools/build-peers.sh [--force] [kube-apiserver|etcd|alertmanager ...]
+# Usage: bash tools/build-peers.sh [--force] [kube-apiserver|etcd|alertmanager|helm ...]
 set -euo pipefail
 
 tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,14 +34,18 @@ wanted=()
 for arg in "$@"; do
   case "$arg" in
     --force) force=true ;;
-    kube-apiserver | etcd | alertmanager) wanted+=("$arg") ;;
+    kube-apiserver | etcd | alertmanager | helm) wanted+=("$arg") ;;
     *)
-      echo "build-peers: unknown argument '$arg'; expected --force, kube-apiserver, etcd or alertmanager" >&2
+      echo "build-peers: unknown argument '$arg'; expected --force, kube-apiserver, etcd, alertmanager or helm" >&2
       exit 2
       ;;
   esac
 done
-if [[ ${#wanted[@]} -eq 0 ]]; then wanted=(etcd kube-apiserver alertmanager); fi
+all_peers=false
+if [[ ${#wanted[@]} -eq 0 ]]; then
+  wanted=(etcd kube-apiserver alertmanager helm)
+  all_peers=true
+fi
 
 module_version() { # <module dir> <module path>
   (cd "$tools_dir/$1" && "$go_cmd" list -m -f '{{.Version}}' "$2")
@@ -126,11 +131,15 @@ for name in "${wanted[@]}"; do
       build alertmanager alertmanager ./cmd/alertmanager \
         "-X github.com/prometheus/common/version.Version=${am_version#v}" prepare_alertmanager_source
       ;;
+    helm)
+      helm_version=$(module_version helm helm.sh/helm/v4)
+      build helm helm helm.sh/helm/v4/cmd/helm "-X helm.sh/helm/v4/internal/version.version=$helm_version"
+      ;;
   esac
 done
 # The third-party CRDs test/peers/crds.ts installs come from these modules;
 # fetch them now so that tests never wait on the network.
-if [[ ${#wanted[@]} -eq 3 ]]; then
+if $all_peers; then
   grep -Ev '^[[:space:]]*(#|$)' "$tools_dir/crds/versions.txt" | while read -r module version _files; do
     (cd / && "$go_cmd" mod download "$module@$version")
   done

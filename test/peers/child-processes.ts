@@ -23,7 +23,7 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '
 /** Where `tools/build-peers.sh` puts the binaries. */
 export const peerBinDir = join(repoRoot, 'tools', 'bin');
 
-export type PeerBinary = 'etcd' | 'kube-apiserver' | 'alertmanager';
+export type PeerBinary = 'etcd' | 'kube-apiserver' | 'alertmanager' | 'helm';
 
 /**
  * Absolute path of a peer binary built by `tools/build-peers.sh`; throws with

@@ -11,7 +11,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isProcessAlive, waitUntil } from './child-processes.ts';
 import { kubeRequestOk, type KubeCredentials } from './kube.ts';
-import { KubeletStandIn, expandDependentVariables, rewriteMountedPaths } from './kubelet-standin.ts';
+import {
+  KubeletStandIn,
+  expandDependentVariables,
+  podCommand,
+  rewriteMountedPaths,
+} from './kubelet-standin.ts';
 import { kubeForTests, uniqueNamespace, type KubeForTests } from './peers-for-tests.ts';
 
 // A stand-in "image": answers /readyz and reports its env and a file it is
@@ -255,5 +260,23 @@ describe('KubeletStandIn', () => {
     assert.equal(rewriteMountedPaths('/etc/terdut/tls/tls.crt', mounts), '/tmp/b/tls.crt');
     assert.equal(rewriteMountedPaths('/etc/terdutx/token', mounts), '/etc/terdutx/token');
     assert.equal(expandDependentVariables('$(A)-$$(A)-$(B)', { A: 'x' }), 'x-$(A)-$(B)');
+  });
+
+  test('a pod that mounts /tmp rewrites its own arguments but never the program path of a checkout under /tmp', () => {
+    const mounts = { '/tmp': '/var/pods/p1/volumes/tmp' };
+    const program = ['/usr/bin/node', '/tmp/my clone/packages/server/src/main.ts'];
+    assert.deepEqual(podCommand({ args: ['serve', '--dump=/tmp/x'] }, mounts, program), [
+      '/usr/bin/node',
+      '/tmp/my clone/packages/server/src/main.ts',
+      'serve',
+      '--dump=/tmp/x',
+    ]);
+    assert.deepEqual(podCommand({ args: ['/tmp/x'] }, mounts, program).slice(2), [
+      '/var/pods/p1/volumes/tmp/x',
+    ]);
+    assert.deepEqual(podCommand({}, mounts, program).slice(1), [
+      '/tmp/my clone/packages/server/src/main.ts',
+      'serve',
+    ]);
   });
 });

@@ -19,7 +19,9 @@
  *   kubelet.serviceUrls.get('team-a/terdut'); // 'http://127.0.0.1:41234'
  *   await kubelet.stop();
  */
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chownSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
@@ -42,8 +44,18 @@ interface EnvVar {
     fieldRef?: { fieldPath: string };
   };
 }
+interface SecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  fsGroup?: number;
+  readOnlyRootFilesystem?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  capabilities?: { drop?: string[]; add?: string[] };
+}
 interface Container {
   name: string;
+  image?: string;
+  securityContext?: SecurityContext;
   command?: string[];
   args?: string[];
   env?: EnvVar[];
@@ -52,7 +64,7 @@ interface Container {
     secretRef?: { name: string; optional?: boolean };
     configMapRef?: { name: string; optional?: boolean };
   }[];
-  volumeMounts?: { name: string; mountPath: string; subPath?: string }[];
+  volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
   ports?: { name?: string; containerPort: number }[];
   readinessProbe?: { httpGet?: { path?: string; port?: number | string } };
 }
@@ -68,7 +80,7 @@ interface Deployment {
     replicas?: number;
     template: {
       metadata?: { labels?: Record<string, string> };
-      spec: { containers: Container[]; volumes?: Volume[] };
+      spec: { containers: Container[]; volumes?: Volume[]; securityContext?: SecurityContext };
     };
   };
 }
@@ -84,12 +96,20 @@ interface Service {
 export interface RunDeploymentOptions {
   /** Which container of the pod template to run; default: the first. */
   container?: string;
-  /** The program to run instead of the image; default: this repository's terdut-server (`node packages/server/src/main.ts` + the container's args, else `serve`). */
+  /** The program and arguments to run instead of the image, taken as they are (they are paths on this machine, never rewritten into the pod's volumes); default: this repository's terdut-server (`node packages/server/src/main.ts` + the container's args, else `serve`). */
   command?: string[];
   /** Extra environment, applied last (e.g. LOG_LEVEL). */
   env?: Record<string, string>;
   /** How long to wait for the readiness probe. */
   readyTimeoutMs?: number;
+  /**
+   * Run the pod template as a real container with podman instead of this
+   * checkout's program: its image (or `image`), env, mounted Secrets (kept in
+   * sync), args, user and group, read-only root, dropped capabilities and
+   * no-new-privileges, on the host network (PORT and HOST still point it at a
+   * free loopback port). The image must be in podman's local storage.
+   */
+  podman?: { image?: string };
 }
 
 export interface RunningWorkload {
@@ -103,6 +123,8 @@ export interface RunningWorkload {
   /** Where each mounted volume lives on this machine: mountPath -> local dir. */
   mounts: Record<string, string>;
   logPath: string;
+  /** The podman container's name, when it runs as one (`options.podman`). */
+  container?: string;
   /** Stops the process; the Deployment's status is left as it was. */
   stop(): Promise<void>;
 }
@@ -112,12 +134,19 @@ export interface RunningWorkload {
  * and its default argument `serve`; the container's `args` replace the
  * latter, as in a real Pod. A container `command` names a program inside
  * the image, which cannot run here, so it is ignored.
+ *
+ * Only the pod template's own values (its `args`, its env) are paths inside
+ * the pod and get rewritten into the pod's volumes; the program path is a
+ * path on this machine and is kept as it is -- the checkout may well live
+ * under a directory the pod mounts (`/tmp`, for one).
  */
-const serverCommand = (container: Container): string[] => [
-  process.execPath,
-  join(repoRoot, 'packages', 'server', 'src', 'main.ts'),
-  ...(container.args ?? ['serve']),
-];
+export function podCommand(
+  container: Pick<Container, 'args'>,
+  mounts: Record<string, string>,
+  program: string[] = [process.execPath, join(repoRoot, 'packages', 'server', 'src', 'main.ts')],
+): string[] {
+  return [...program, ...(container.args ?? ['serve']).map((arg) => rewriteMountedPaths(arg, mounts))];
+}
 
 /**
  * The kubelet stand-in for one test control plane. Create one per test (or
@@ -195,138 +224,180 @@ export class KubeletStandIn {
 
     const dir = mkdtempSync(join(tmpdir(), `terdut-pod-${namespace}-${name}-`));
     const mounts: Record<string, string> = {};
+    const readOnlyMounts = new Set<string>();
     const secretSyncs: SecretVolumeSync[] = [];
-    for (const mount of container.volumeMounts ?? []) {
-      const volume = podSpec.volumes?.find((v) => v.name === mount.name);
-      if (!volume) throw new Error(`Deployment ${key}: volumeMount ${mount.name} names no volume of the pod`);
-      const local = join(dir, 'volumes', mount.name);
-      mkdirSync(local, { recursive: true });
-      mounts[mount.mountPath] = mount.subPath ? join(local, mount.subPath) : local;
-      if (volume.secret) {
-        const sync = new SecretVolumeSync(
-          this.#admin,
-          namespace,
-          'secrets',
-          volume.secret.secretName,
-          volume.secret.items,
-          local,
-        );
-        await sync.syncOnce(volume.secret.optional ?? false);
-        secretSyncs.push(sync);
-      } else if (volume.configMap) {
-        const sync = new SecretVolumeSync(
-          this.#admin,
-          namespace,
-          'configmaps',
-          volume.configMap.name,
-          volume.configMap.items,
-          local,
-        );
-        await sync.syncOnce(volume.configMap.optional ?? false);
-        secretSyncs.push(sync);
-      } else if (!volume.emptyDir) {
-        throw new Error(
-          `Deployment ${key}: volume ${volume.name} is neither a Secret, a ConfigMap nor an emptyDir; the stand-in cannot provide it`,
-        );
-      }
-    }
-    const rewrite = (value: string): string => rewriteMountedPaths(value, mounts);
-
-    const port = await freeLoopbackPort();
-    const env: Record<string, string> = {};
-    for (const [envName, value] of Object.entries(await this.#resolveEnv(namespace, name, container)))
-      env[envName] = rewrite(value);
-    Object.assign(env, { PORT: String(port), HOST: '127.0.0.1' }, options.env ?? {});
-
-    const [command, ...args] = options.command ?? serverCommand(container);
-    if (!command) throw new Error('options.command is empty');
-    const group = new ChildProcessGroup();
-    const child: StartedChild = group.spawn({
-      name: `${key} (${container.name})`,
-      command,
-      args: args.map(rewrite),
-      cwd: dir,
-      logPath: join(dir, 'output.log'),
-      // Only what the pod would have, plus PATH so `node` resolves.
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-    });
-    for (const sync of secretSyncs) sync.start();
-
-    const url = `http://127.0.0.1:${port}`;
-    const timers: { services?: NodeJS.Timeout } = {};
-    const stop = async (): Promise<void> => {
-      clearInterval(timers.services);
-      for (const sync of secretSyncs) sync.stop();
-      await group.stop();
-      this.#workloads.delete(key);
-      for (const [serviceKey, serviceUrl] of this.serviceUrls)
-        if (serviceUrl === url) this.serviceUrls.delete(serviceKey);
-      rmSync(dir, { recursive: true, force: true });
-    };
-    const readinessPath = container.readinessProbe?.httpGet?.path ?? '/readyz';
+    // Until the program runs, a failure (a missing Secret, a bad volume) must not leave the directory behind.
+    let spawned = false;
     try {
-      await waitUntil(
-        async () =>
-          (await fetch(`${url}${readinessPath}`, { signal: AbortSignal.timeout(1000) })).status === 200,
-        {
-          timeoutMs: options.readyTimeoutMs ?? 120_000,
-          intervalMs: 200,
-          child,
-          describe: () => `${key} did not answer 200 on ${url}${readinessPath}`,
-        },
-      );
-    } catch (error) {
-      const log = logTail(child.logPath, 30);
-      await stop();
-      throw new Error(`${(error as Error).message}\nits output:\n${log}`, { cause: error });
-    }
-
-    const workload: RunningWorkload = {
-      namespace,
-      deployment: name,
-      url,
-      port,
-      env,
-      mounts,
-      logPath: child.logPath,
-      stop,
-    };
-    this.#workloads.set(key, workload);
-    // Like the EndpointSlice controller, keep following the Services that
-    // select the pod: one the operator creates (or changes) later still maps.
-    const labels = deployment.spec.template.metadata?.labels ?? {};
-    const refreshServices = async (): Promise<void> => {
-      const services = await kubeRequestOk<{ items: Service[] }>(
-        this.#admin,
-        'GET',
-        `/api/v1/namespaces/${namespace}/services`,
-      );
-      if (!this.#workloads.has(key) || this.#workloads.get(key) !== workload) return;
-      for (const service of services.items) {
-        const serviceKey = `${namespace}/${service.metadata.name}`;
-        const selector = service.spec.selector ?? {};
-        const matches =
-          Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
-        if (matches) this.serviceUrls.set(serviceKey, url);
-        else if (this.serviceUrls.get(serviceKey) === url) this.serviceUrls.delete(serviceKey);
+      const security = { ...podSpec.securityContext, ...container.securityContext };
+      // In a container the volumes belong to the pod's user (the kubelet's fsGroup does the same).
+      const owner =
+        options.podman && security.runAsUser !== undefined
+          ? { uid: security.runAsUser, gid: security.fsGroup ?? security.runAsGroup ?? security.runAsUser }
+          : undefined;
+      for (const mount of container.volumeMounts ?? []) {
+        const volume = podSpec.volumes?.find((v) => v.name === mount.name);
+        if (!volume)
+          throw new Error(`Deployment ${key}: volumeMount ${mount.name} names no volume of the pod`);
+        const local = join(dir, 'volumes', mount.name);
+        mkdirSync(local, { recursive: true });
+        if (owner) chownSync(local, owner.uid, owner.gid);
+        mounts[mount.mountPath] = mount.subPath ? join(local, mount.subPath) : local;
+        if (mount.readOnly) readOnlyMounts.add(mount.mountPath);
+        if (volume.secret) {
+          const sync = new SecretVolumeSync(
+            this.#admin,
+            namespace,
+            'secrets',
+            volume.secret.secretName,
+            volume.secret.items,
+            local,
+            owner,
+          );
+          await sync.syncOnce(volume.secret.optional ?? false);
+          secretSyncs.push(sync);
+        } else if (volume.configMap) {
+          const sync = new SecretVolumeSync(
+            this.#admin,
+            namespace,
+            'configmaps',
+            volume.configMap.name,
+            volume.configMap.items,
+            local,
+            owner,
+          );
+          await sync.syncOnce(volume.configMap.optional ?? false);
+          secretSyncs.push(sync);
+        } else if (!volume.emptyDir) {
+          throw new Error(
+            `Deployment ${key}: volume ${volume.name} is neither a Secret, a ConfigMap nor an emptyDir; the stand-in cannot provide it`,
+          );
+        }
       }
-    };
-    await refreshServices();
-    let refreshing = false;
-    timers.services = setInterval(() => {
-      if (refreshing) return;
-      refreshing = true;
-      refreshServices()
-        .catch(() => {
-          // A transient API error; the next tick retries.
-        })
-        .finally(() => {
-          refreshing = false;
-        });
-    }, 500);
-    timers.services.unref();
-    await this.markDeploymentAvailable(namespace, name, 1);
-    return workload;
+      // In a container the paths are real; only a local process needs them rewritten.
+      const rewrite = (value: string): string =>
+        options.podman ? value : rewriteMountedPaths(value, mounts);
+
+      const port = await freeLoopbackPort();
+      const env: Record<string, string> = {};
+      for (const [envName, value] of Object.entries(await this.#resolveEnv(namespace, name, container)))
+        env[envName] = rewrite(value);
+      Object.assign(env, { PORT: String(port), HOST: '127.0.0.1' }, options.env ?? {});
+
+      const containerName = `terdut-standin-${namespace}-${name}-${port}`.slice(0, 63);
+      const image = options.podman?.image ?? container.image;
+      if (options.podman && !image)
+        throw new Error(`Deployment ${key}: container ${container.name} names no image`);
+      // options.command replaces the image (program and arguments), so none of it is a pod path.
+      const [command, ...args] = options.podman
+        ? podmanRunCommand({
+            name: containerName,
+            image: image!,
+            container,
+            security,
+            env,
+            mounts,
+            readOnlyMounts,
+          })
+        : (options.command ?? podCommand(container, mounts));
+      if (!command) throw new Error('options.command is empty');
+      const group = new ChildProcessGroup();
+      const child: StartedChild = group.spawn({
+        name: `${key} (${container.name})`,
+        command,
+        args,
+        cwd: dir,
+        logPath: join(dir, 'output.log'),
+        // Only what the pod would have, plus PATH so `node` resolves.
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      });
+      spawned = true;
+      for (const sync of secretSyncs) sync.start();
+
+      const url = `http://127.0.0.1:${port}`;
+      const timers: { services?: NodeJS.Timeout } = {};
+      const stop = async (): Promise<void> => {
+        clearInterval(timers.services);
+        for (const sync of secretSyncs) sync.stop();
+        // podman forwards the SIGTERM to the container (the kubelet's stop); allow its graceful shutdown.
+        await group.stop(options.podman ? 30_000 : 5000);
+        if (options.podman) await removeContainer(containerName);
+        this.#workloads.delete(key);
+        for (const [serviceKey, serviceUrl] of this.serviceUrls)
+          if (serviceUrl === url) this.serviceUrls.delete(serviceKey);
+        rmSync(dir, { recursive: true, force: true });
+      };
+      const readinessPath = container.readinessProbe?.httpGet?.path ?? '/readyz';
+      try {
+        await waitUntil(
+          async () =>
+            (await fetch(`${url}${readinessPath}`, { signal: AbortSignal.timeout(1000) })).status === 200,
+          {
+            timeoutMs: options.readyTimeoutMs ?? 120_000,
+            intervalMs: 200,
+            child,
+            describe: () => `${key} did not answer 200 on ${url}${readinessPath}`,
+          },
+        );
+      } catch (error) {
+        const log = logTail(child.logPath, 30);
+        await stop();
+        throw new Error(`${(error as Error).message}\nits output:\n${log}`, { cause: error });
+      }
+
+      const workload: RunningWorkload = {
+        namespace,
+        deployment: name,
+        url,
+        port,
+        env,
+        mounts,
+        logPath: child.logPath,
+        ...(options.podman ? { container: containerName } : {}),
+        stop,
+      };
+      this.#workloads.set(key, workload);
+      // Like the EndpointSlice controller, keep following the Services that
+      // select the pod: one the operator creates (or changes) later still maps.
+      const labels = deployment.spec.template.metadata?.labels ?? {};
+      const refreshServices = async (): Promise<void> => {
+        const services = await kubeRequestOk<{ items: Service[] }>(
+          this.#admin,
+          'GET',
+          `/api/v1/namespaces/${namespace}/services`,
+        );
+        if (!this.#workloads.has(key) || this.#workloads.get(key) !== workload) return;
+        for (const service of services.items) {
+          const serviceKey = `${namespace}/${service.metadata.name}`;
+          const selector = service.spec.selector ?? {};
+          const matches =
+            Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+          if (matches) this.serviceUrls.set(serviceKey, url);
+          else if (this.serviceUrls.get(serviceKey) === url) this.serviceUrls.delete(serviceKey);
+        }
+      };
+      await refreshServices();
+      let refreshing = false;
+      timers.services = setInterval(() => {
+        if (refreshing) return;
+        refreshing = true;
+        refreshServices()
+          .catch(() => {
+            // A transient API error; the next tick retries.
+          })
+          .finally(() => {
+            refreshing = false;
+          });
+      }, 500);
+      timers.services.unref();
+      await this.markDeploymentAvailable(namespace, name, 1);
+      return workload;
+    } finally {
+      if (!spawned) {
+        for (const sync of secretSyncs) sync.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
   }
 
   /** The running workload of `namespace/deployment`, if any. */
@@ -429,6 +500,7 @@ class SecretVolumeSync {
   readonly #kind: 'secrets' | 'configmaps';
   readonly #items: { key: string; path: string }[] | undefined;
   readonly #dir: string;
+  readonly #owner: { uid: number; gid: number } | undefined;
   #resourceVersion: string | undefined;
   #timer: NodeJS.Timeout | undefined;
   #syncing = false;
@@ -440,8 +512,10 @@ class SecretVolumeSync {
     name: string,
     items: { key: string; path: string }[] | undefined,
     dir: string,
+    owner?: { uid: number; gid: number },
   ) {
     this.#admin = admin;
+    this.#owner = owner;
     this.#kind = kind;
     this.#path = `/api/v1/namespaces/${namespace}/${kind}/${name}`;
     this.#items = items;
@@ -467,6 +541,7 @@ class SecretVolumeSync {
       const target = join(this.#dir, file);
       mkdirSync(dirname(target), { recursive: true });
       writeFileSync(`${target}.tmp`, content, { mode: 0o600 });
+      if (this.#owner) chownSync(`${target}.tmp`, this.#owner.uid, this.#owner.gid);
       renameSync(`${target}.tmp`, target);
     }
   }
@@ -490,6 +565,44 @@ class SecretVolumeSync {
   stop(): void {
     clearInterval(this.#timer);
   }
+}
+
+/**
+ * `podman run` for one container of a pod template, in the foreground (the
+ * stand-in's process group owns it; SIGTERM to podman reaches the container).
+ */
+export function podmanRunCommand(pod: {
+  name: string;
+  image: string;
+  container: Pick<Container, 'args' | 'command'>;
+  security: SecurityContext;
+  env: Record<string, string>;
+  mounts: Record<string, string>;
+  readOnlyMounts: Set<string>;
+}): string[] {
+  const { security } = pod;
+  const args = ['podman', 'run', '--rm', '--name', pod.name, '--network=host', '--pull=never'];
+  if (security.runAsUser !== undefined)
+    args.push('--user', `${security.runAsUser}:${security.runAsGroup ?? security.runAsUser}`);
+  if (security.fsGroup !== undefined) args.push('--group-add', String(security.fsGroup));
+  if (security.readOnlyRootFilesystem) args.push('--read-only', '--read-only-tmpfs=false');
+  for (const capability of security.capabilities?.drop ?? [])
+    args.push(`--cap-drop=${capability.toLowerCase()}`);
+  for (const capability of security.capabilities?.add ?? [])
+    args.push(`--cap-add=${capability.toLowerCase()}`);
+  if (security.allowPrivilegeEscalation === false) args.push('--security-opt', 'no-new-privileges');
+  for (const [mountPath, local] of Object.entries(pod.mounts))
+    args.push('--volume', `${local}:${mountPath}${pod.readOnlyMounts.has(mountPath) ? ':ro' : ''}`);
+  for (const [name, value] of Object.entries(pod.env)) args.push('--env', `${name}=${value}`);
+  if (pod.container.command?.length) args.push('--entrypoint', JSON.stringify(pod.container.command));
+  args.push(pod.image, ...(pod.container.args ?? []));
+  return args;
+}
+
+async function removeContainer(name: string): Promise<void> {
+  await promisify(execFile)('podman', ['rm', '--force', '--volumes', '--time', '5', name], {
+    timeout: 30_000,
+  }).catch(() => {});
 }
 
 /** Replaces a leading mount path (`/etc/terdut/token` -> `<tmp>/volumes/x/token`). Longest mount wins. */

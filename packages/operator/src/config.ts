@@ -3,6 +3,7 @@
  * environment variable fallback (flags win). Parsed once in main.ts.
  */
 import { parseArgs } from 'node:util';
+import { DEFAULT_SERVER_IMAGE, VERSION } from './version.ts';
 
 export interface OperatorConfig {
   /** Where the operator keeps its own Secrets (credentials, checkpoints) and its Lease. */
@@ -28,7 +29,7 @@ export class OperatorConfigError extends Error {}
 
 const defaults = {
   'operator-namespace': 'terdut-system',
-  'default-image': 'ghcr.io/ryuvia/terdut-server:0.1.0',
+  'default-image': DEFAULT_SERVER_IMAGE,
   concurrency: '4',
   'metrics-address': ':8080',
   'probe-address': ':8081',
@@ -37,12 +38,14 @@ const defaults = {
   'log-level': 'info',
 };
 
-export const usage = `terdut-operator: runs and bootstraps terdut-server on Kubernetes
+export const usage = `terdut-operator ${VERSION}: runs and bootstraps terdut-server on Kubernetes
+
+Usage: terdut-operator [flags]   (--help: this text, --version: the version)
 
 Flags (environment variable in brackets; flags win):
   --operator-namespace NS      its own Secrets and Lease live here [POD_NAMESPACE, TERDUT_OPERATOR_NAMESPACE] (${defaults['operator-namespace']})
   --watch-namespaces A,B       manage TerdutServers only there [TERDUT_OPERATOR_WATCH_NAMESPACES] (all)
-  --default-image IMAGE        terdut-server image when spec.image is unset [TERDUT_OPERATOR_DEFAULT_IMAGE]
+  --default-image IMAGE        terdut-server image when spec.image is unset [TERDUT_OPERATOR_DEFAULT_IMAGE] (${defaults['default-image']})
   --concurrency N              reconciles running at once [TERDUT_OPERATOR_CONCURRENCY] (${defaults.concurrency})
   --metrics-address ADDR       /metrics listen address [TERDUT_OPERATOR_METRICS_ADDRESS] (${defaults['metrics-address']})
   --probe-address ADDR         /healthz and /readyz listen address [TERDUT_OPERATOR_PROBE_ADDRESS] (${defaults['probe-address']})

@@ -7,10 +7,15 @@ import { loadOperatorConfig, OperatorConfigError, usage } from './config.ts';
 import { startOperator } from './operator.ts';
 import { KubeClient } from './runtime/kube-client.ts';
 import { jsonLogger } from './logger.ts';
+import { VERSION } from './version.ts';
 
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(usage);
+    return 0;
+  }
+  if (argv.includes('--version')) {
+    process.stdout.write(`${VERSION}\n`);
     return 0;
   }
   let config;
@@ -46,6 +51,7 @@ async function main(argv: string[]): Promise<number> {
     onLeadershipLost: () => process.exit(1),
   });
   logger.info('terdut-operator started', {
+    version: VERSION,
     identity: operator.identity,
     probes: operator.probeUrl,
     metrics: operator.metricsUrl,

@@ -24,6 +24,7 @@ import { statsRoutes } from './routes/stats/index.ts';
 import { webhookRoutes } from './routes/webhook/index.ts';
 import { alertRoutes } from './routes/alerts/index.ts';
 import { incidentRoutes } from './routes/incidents/index.ts';
+import { VERSION } from './version.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -90,7 +91,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       openapi: '3.1.0',
       info: {
         title: 'terdut-server',
-        version: '0.1.0',
+        version: VERSION,
         description: 'On-call and incident manager for Prometheus teams. See api-contract.md.',
       },
       components: {

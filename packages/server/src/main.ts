@@ -3,7 +3,6 @@
  * terdut-server command line: `serve` (default), `migrate`, `--help`, `--version`.
  * Wiring only: configuration, database, app, signals.
  */
-import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { openConfiguredDatabase } from './db/open.ts';
@@ -14,10 +13,7 @@ import { incidentBackgroundJobs } from './services/incident-jobs.ts';
 import { isBootstrapped } from './services/bootstrap.ts';
 import { adminRecover, ADMIN_RECOVER_USAGE } from './cli/admin-recover.ts';
 import { bootstrapInstructions } from './cli/bootstrap-instructions.ts';
-
-const VERSION = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+import { VERSION } from './version.ts';
 
 const HELP = `terdut-server ${VERSION}: on-call and incident manager for Prometheus teams
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 /**
- * Writes the generated manifests under deploy/ (`npm run generate`), or with
+ * Writes the generated manifests under deploy/ -- for kustomize and for the
+ * Helm chart, which reads the same CRD and RBAC rules rather than a copy
+ * kept by hand (`npm run generate`), or with
  * `--check` regenerates them in memory and exits 1 naming every file that
  * differs from the committed one (`npm run check:generated`, run by CI).
  */
@@ -8,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { terdutServerCrd } from '../api/v1alpha1/crd.ts';
-import { rbacObjects } from './rbac.ts';
+import { clusterRules, namespaceRules, rbacObjects } from './rbac.ts';
 import { toYaml, toYamlDocuments } from './yaml.ts';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
@@ -19,6 +21,12 @@ export function generatedFiles(): Record<string, string> {
   return {
     'deploy/crds/terdut.ryuvia.com_terdutservers.yaml': header + toYaml(terdutServerCrd()),
     'deploy/rbac/rbac.yaml': header + toYamlDocuments(rbacObjects('terdut-system')),
+    // Helm installs crds/ as it is (never templated); the chart's RBAC
+    // templates read their rules from files/ (see templates/rbac.yaml).
+    'deploy/helm/terdut-operator/crds/terdut.ryuvia.com_terdutservers.yaml':
+      header + toYaml(terdutServerCrd()),
+    'deploy/helm/terdut-operator/files/rbac-rules.yaml':
+      header + toYaml({ cluster: clusterRules, leaderElection: namespaceRules }),
   };
 }
 

@@ -2,12 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database.ts';
 import type { Metrics } from '../../metrics.ts';
 import { migrationsApplied } from '../../db/migrate.ts';
+import { VERSION } from '../../version.ts';
 
-/** `/healthz`, `/readyz` and `/metrics`: public, outside `/api`, hidden from the OpenAPI document. */
+/** `/healthz` (with the version), `/readyz` and `/metrics`: public, outside `/api`, hidden from the OpenAPI document. */
 export function healthRoutes(deps: { db: Database; metrics: Metrics }) {
   return async (app: FastifyInstance): Promise<void> => {
     const hide = { hide: true };
-    app.get('/healthz', { schema: hide, config: { public: true } }, async () => ({ status: 'ok' }));
+    app.get('/healthz', { schema: hide, config: { public: true } }, async () => ({
+      status: 'ok',
+      version: VERSION,
+    }));
     app.get('/readyz', { schema: hide, config: { public: true } }, async (_request, reply) => {
       try {
         await deps.db.query('SELECT 1');
