@@ -45,11 +45,19 @@ pg.types.setTypeParser(INT8_OID, (value: string) => Number(value));
 pg.types.setTypeParser(NUMERIC_OID, (value: string) => Number(value));
 
 /** Connects a pool to a real PostgreSQL. Fails fast with a message naming the address. */
-export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Database> {
+export async function openPostgres(
+  url: string,
+  options: { max?: number; statementTimeoutMs?: number; queryTimeoutMs?: number } = {},
+): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     connectionTimeoutMillis: 10_000,
+    // The server cancels a statement running longer than this…
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    // …and the client stops waiting when no answer comes at all (a frozen
+    // server or network), so a request fails with 5xx instead of hanging.
+    query_timeout: options.queryTimeoutMs ?? 35_000,
   });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});

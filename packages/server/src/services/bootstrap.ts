@@ -49,7 +49,7 @@ export type RecoveryOutcome = 'created' | 'restored' | 'promoted' | 'unchanged';
 export class RateLimited extends ApiError {
   readonly secondsToWait: number;
   constructor(secondsToWait: number) {
-    super(429, `too many bootstrap attempts from this address; retry in ${secondsToWait}s`);
+    super(429, `too many bootstrap attempts from this address; retry in ${secondsToWait}s`, secondsToWait);
     this.secondsToWait = secondsToWait;
   }
 }

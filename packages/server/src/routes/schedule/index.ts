@@ -4,6 +4,8 @@ import { principalOf } from '../../http/authentication.ts';
 import type { ScheduleService } from '../../services/schedule.ts';
 import { MAX_DATES_PER_REQUEST } from '../../services/schedule.ts';
 import type { ScheduleEntryRow } from '../../repositories/schedule.ts';
+import { access } from '../../http/route-auth.ts';
+import { IdSchema } from '../../http/ids.ts';
 
 const CalendarDate = Type.String({ description: 'calendar date, YYYY-MM-DD', examples: ['2026-07-27'] });
 
@@ -42,6 +44,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.get(
       '/api/schedule',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Entries in a date range, oldest first',
@@ -61,6 +64,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.get(
       '/api/schedule/current',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: "Today's entry (TERDUT_TIMEZONE); 404 when no one is on call today",
@@ -73,6 +77,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.post(
       '/api/schedule',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Put one person on call for some dates (admins)',
@@ -80,7 +85,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
             'All or nothing. A date someone else holds is refused with 409 unless replace is true; ' +
             'dates the person already holds are kept; repeated dates count once.',
           body: Type.Object({
-            user_id: Type.Integer({ minimum: 1 }),
+            user_id: IdSchema,
             dates: Type.Array(CalendarDate, { maxItems: MAX_DATES_PER_REQUEST * 4 }),
             replace: Type.Optional(Type.Boolean({ default: false })),
           }),
@@ -106,10 +111,11 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.delete(
       '/api/schedule/:id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete one entry (admins)',
-          params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+          params: Type.Object({ id: IdSchema }),
           response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema },
         },
       },
