@@ -10,6 +10,7 @@ import { createServices, type Services } from './services/index.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installValidation } from './http/validation.ts';
 import { installIdParamCheck } from './http/ids.ts';
+import { installTextSafety } from './http/text-safety.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { installCsrfProtection } from './http/csrf.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
@@ -77,6 +78,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   installValidation(app);
   installIdParamCheck(app);
+  installTextSafety(app);
   // Cookies are parsed before authentication looks for the session cookie.
   await app.register(cookie);
   installSecurityHeaders(app);

@@ -125,7 +125,17 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     sql: string,
     params: readonly unknown[],
   ): Promise<QueryResult<Row>> => {
-    const result = await target.query<Row>(sql, params as unknown[]);
+    let result;
+    try {
+      result = await target.query<Row>(sql, params as unknown[]);
+    } catch (error) {
+      throw withoutStatement(error);
+    }
+    // PGlite runs on this thread and settles its promises without returning
+    // to the event loop: a transaction of many statements would starve every
+    // other request (/healthz included) until it commits. Let pending I/O in
+    // between statements.
+    await new Promise((resolve) => setImmediate(resolve));
     return { rows: result.rows, rowCount: result.affectedRows ?? 0 };
   };
   return {
@@ -146,6 +156,18 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
     close: () => db.close(),
   };
+}
+
+/**
+ * PGlite's errors carry the statement and every parameter (notes, e-mails,
+ * key hashes), which must not reach a log line. Keep what callers and
+ * operators use: the SQLSTATE code and the message.
+ */
+function withoutStatement(error: unknown): unknown {
+  if (typeof error !== 'object' || error === null) return error;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const clean = new Error(typeof message === 'string' ? message : 'database error');
+  return Object.assign(clean, { code });
 }
 
 /** host:port/db of a connection URL, without user or password, for messages and logs. */
