@@ -52,7 +52,8 @@ export async function openPostgres(
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: 10_000,
+    // Connecting (or waiting for a free connection) is waiting for an answer too.
+    connectionTimeoutMillis: Math.min(10_000, options.queryTimeoutMs ?? 10_000),
     // The server cancels a statement running longer than this…
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     // …and the client stops waiting when no answer comes at all (a frozen
