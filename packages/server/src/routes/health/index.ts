@@ -21,11 +21,9 @@ export function healthRoutes(deps: { db: Database; metrics: Metrics }) {
     app.get('/readyz', { schema: hide, config: { auth: access.public } }, async (_request, reply) => {
       const verdict = await withDeadline(readiness(deps.db), READY_DEADLINE_MS);
       if (verdict === 'timeout') {
-        return reply
-          .status(503)
-          .send({
-            error: `database did not answer within ${READY_DEADLINE_MS} ms; check that it is running`,
-          });
+        return reply.status(503).send({
+          error: `database did not answer within ${READY_DEADLINE_MS} ms; check that it is running`,
+        });
       }
       if (verdict !== 'ready') return reply.status(503).send({ error: verdict });
       return { status: 'ready' };
