@@ -49,7 +49,7 @@ export type RecoveryOutcome = 'created' | 'restored' | 'promoted' | 'unchanged';
 export class RateLimited extends ApiError {
   readonly secondsToWait: number;
   constructor(secondsToWait: number) {
-    super(429, `too many bootstrap attempts from this address; retry in ${secondsToWait}s`);
+    super(429, `too many bootstrap attempts from this address; retry in ${secondsToWait}s`, secondsToWait);
     this.secondsToWait = secondsToWait;
   }
 }
@@ -161,7 +161,7 @@ export class BootstrapService {
           ? undefined
           : 'invalid bootstrap token';
     if (refusal === undefined) return;
-    await this.#audit.record(this.#db, {
+    await this.#audit.recordRepeated(this.#db, {
       actor: { name: 'anonymous' },
       action: `${endpoint === 'bootstrap' ? 'bootstrap' : 'bootstrap.recover'}.denied`,
       detail: { reason: given === undefined ? 'missing token' : 'wrong token' },

@@ -5,6 +5,7 @@ import { badRequest } from '../errors.ts';
 import {
   GO_ZERO_TIME,
   SUPPORTED_WEBHOOK_VERSION,
+  WEBHOOK_LIMITS,
   type WebhookAlert,
   type WebhookPayload,
 } from '../alertmanager/webhook.ts';
@@ -29,6 +30,7 @@ import { insertEvents, type NewIncidentEvent } from '../repositories/incident-ev
 import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
 import { resolveIfAllAlertsResolved } from './incident-resolution.ts';
+import { batchRowsFor, inBatches } from '../db/batches.ts';
 
 /** A notification after parsing: dates are dates, duplicates are gone. */
 interface Notification {
@@ -77,12 +79,14 @@ export class IntakeService {
   readonly #clock: Clock;
   readonly #metrics: Metrics;
   readonly #staleAfterMs: number;
+  readonly #batchRows: number;
 
   constructor(deps: { db: Database; clock: Clock; metrics: Metrics; config: { alertStaleAfterMs: number } }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#metrics = deps.metrics;
     this.#staleAfterMs = deps.config.alertStaleAfterMs;
+    this.#batchRows = batchRowsFor(deps.db);
   }
 
   /**
@@ -131,12 +135,15 @@ export class IntakeService {
     // Every writer of this group waits here, on every replica, until we commit.
     await lockIncidentGroup(tx, groupKey);
     let incident = await lockOpenIncidentOfGroup(tx, groupKey);
-    const received = await upsertAlerts(tx, notification.alerts, now);
+    // Set-at-a-time writes go in slices (db/batches.ts): the largest
+    // notification must not hold PGlite's thread, and so /healthz, for long.
+    const batch = this.#batchRows;
+    const received = await upsertAlerts(tx, notification.alerts, now, batch);
     const live = received.filter((alert) => alert.change !== 'outdated');
-    const links = await linksInGroup(
-      tx,
-      groupKey,
+    const links = await inBatches(
       live.map((alert) => alert.row.id),
+      batch,
+      (ids) => linksInGroup(tx, groupKey, ids),
     );
     const occurrenceLink = (row: AlertRow): IncidentAlertLink | undefined =>
       links.find((link) => link.alert_id === row.id && sameTime(link.occurrence_starts_at, row.starts_at));
@@ -198,16 +205,15 @@ export class IntakeService {
         }
       }
       if (joining.length > 0) {
-        await linkAlerts(
-          tx,
-          incident.id,
+        await inBatches(
           joining.map((row) => ({ alert_id: row.id, occurrence_starts_at: row.starts_at })),
-          now,
+          batch,
+          (slice) => linkAlerts(tx, incidentId, slice, now),
         );
-        await setAlertsIncident(
-          tx,
+        await inBatches(
           joining.map((row) => row.id),
-          incident.id,
+          batch,
+          (ids) => setAlertsIncident(tx, ids, incidentId),
         );
         incident = await raiseSeverity(tx, incident, joining);
       }
@@ -219,7 +225,7 @@ export class IntakeService {
       const link = occurrenceLink(row);
       if (link !== undefined) events.push(alertResolvedEvent(link.incident_id, row));
     }
-    await insertEvents(tx, events, now);
+    await inBatches(events, batch, (slice) => insertEvents(tx, slice, now));
 
     // The notification refreshed what it carried; whatever the group has
     // that nothing refreshed for too long is presumed resolved.
@@ -242,14 +248,24 @@ export class IntakeService {
 }
 
 /** Stores each alert's state and says how it changed; unchanged ones only get "last seen". */
-async function upsertAlerts(tx: Queryable, alerts: AlertState[], now: Date): Promise<ReceivedAlert[]> {
+async function upsertAlerts(
+  tx: Queryable,
+  alerts: AlertState[],
+  now: Date,
+  batch: number,
+): Promise<ReceivedAlert[]> {
   const byFingerprint = new Map(alerts.map((alert) => [alert.fingerprint, alert]));
+  // Sorted before slicing: concurrent writers lock the same slices in the same order (no deadlock).
+  const fingerprints = [...byFingerprint.keys()].sort();
   const existing = new Map(
-    (await lockAlertsByFingerprint(tx, [...byFingerprint.keys()])).map((row) => [row.fingerprint, row]),
+    (await inBatches(fingerprints, batch, (slice) => lockAlertsByFingerprint(tx, slice))).map((row) => [
+      row.fingerprint,
+      row,
+    ]),
   );
   const received: ReceivedAlert[] = [];
   const missing = alerts.filter((alert) => !existing.has(alert.fingerprint));
-  const inserted = await insertAlerts(tx, missing, now);
+  const inserted = await inBatches(missing, batch, (slice) => insertAlerts(tx, slice, now));
   for (const row of inserted) received.push({ row, change: 'new' });
   if (inserted.length < missing.length) {
     // Another group's notification inserted some of them first (the same
@@ -279,7 +295,7 @@ async function upsertAlerts(tx: Queryable, alerts: AlertState[], now: Date): Pro
         });
     }
   }
-  await touchAlerts(tx, touched, alerts[0]?.group_key ?? '', now);
+  await inBatches(touched, batch, (ids) => touchAlerts(tx, ids, alerts[0]?.group_key ?? '', now));
   // Payload order, for a timeline that reads like the notification.
   const order = new Map(alerts.map((alert, index) => [alert.fingerprint, index]));
   return received.sort((a, b) => order.get(a.row.fingerprint)! - order.get(b.row.fingerprint)!);
@@ -374,8 +390,19 @@ function parseNotification(payload: WebhookPayload): Notification {
       `field "version" is "${payload.version.slice(0, 20)}"; only Alertmanager webhook version "4" is supported`,
     );
   }
+  if (Buffer.byteLength(payload.groupKey, 'utf8') > WEBHOOK_LIMITS.groupKeyBytes) {
+    throw badRequest(`field "groupKey" is longer than ${WEBHOOK_LIMITS.groupKeyBytes} bytes (UTF-8)`);
+  }
   const alerts = new Map<string, AlertState>();
   payload.alerts.forEach((alert: WebhookAlert, index: number) => {
+    let labelSize = 0;
+    for (const [name, value] of Object.entries(alert.labels)) labelSize += name.length + value.length;
+    if (labelSize > WEBHOOK_LIMITS.labelBytesPerAlert) {
+      throw badRequest(
+        `field "alerts.${index}.labels" is too large: ${labelSize} characters of names and values; ` +
+          `at most ${WEBHOOK_LIMITS.labelBytesPerAlert}`,
+      );
+    }
     const startsAt = parseTime(alert.startsAt, `alerts.${index}.startsAt`);
     if (startsAt === null) throw badRequest(`field "alerts.${index}.startsAt" must be a real start time`);
     const endsAt = alert.endsAt === undefined ? null : parseTime(alert.endsAt, `alerts.${index}.endsAt`);

@@ -3,6 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AlertService } from '../../services/alerts.ts';
 import { AlertSchema, serialiseAlert } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
+import { IdSchema } from '../../http/ids.ts';
 
 const ListQuery = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('firing'), Type.Literal('resolved')])),
@@ -11,7 +13,7 @@ const ListQuery = Type.Object({
   ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
 });
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const IdParams = Type.Object({ id: IdSchema });
 
 /** `GET /api/alerts` and `GET /api/alerts/{id}` (read-only; alerts change through the intake). */
 export function alertRoutes(alerts: AlertService) {
@@ -20,6 +22,7 @@ export function alertRoutes(alerts: AlertService) {
     app.get(
       '/api/alerts',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags: ['alerts'],
           summary: 'Alerts, newest first',
@@ -32,6 +35,7 @@ export function alertRoutes(alerts: AlertService) {
     app.get(
       '/api/alerts/:id',
       {
+        config: { auth: access.signedIn },
         schema: { tags: ['alerts'], summary: 'One alert', params: IdParams, response: { 200: AlertSchema } },
       },
       async (request) => serialiseAlert(await alerts.get(request.params.id)),

@@ -4,17 +4,20 @@ import { principalOf } from '../../http/authentication.ts';
 import type { ApiKeyService } from '../../services/api-keys.ts';
 import { ErrorSchema } from '../users/wire.ts';
 import { ApiKeySchema, NewApiKeySchema, serializeApiKey, serializeNewApiKey } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
+import { IdSchema } from '../../http/ids.ts';
 
 /** `/api/users/{id}/api-keys`: members manage their own keys, admins anyone's. */
 export function apiKeyRoutes(apiKeys: ApiKeyService) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['api keys'];
-    const userParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+    const userParams = Type.Object({ id: IdSchema });
 
     app.get(
       '/api/users/:id/api-keys',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Keys of a person, newest first, without the keys themselves',
@@ -28,6 +31,7 @@ export function apiKeyRoutes(apiKeys: ApiKeyService) {
     app.post(
       '/api/users/:id/api-keys',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Create a key; the answer is the only time `key` is shown',
@@ -50,10 +54,11 @@ export function apiKeyRoutes(apiKeys: ApiKeyService) {
     app.delete(
       '/api/users/:id/api-keys/:key_id',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Delete a key',
-          params: Type.Object({ id: Type.Integer({ minimum: 1 }), key_id: Type.Integer({ minimum: 1 }) }),
+          params: Type.Object({ id: IdSchema, key_id: IdSchema }),
           response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema },
         },
       },

@@ -4,6 +4,7 @@ import { principalOf } from '../../http/authentication.ts';
 import { DEFAULT_AUDIT_LIMIT, type AuditService } from '../../services/audit.ts';
 import type { AuditRow } from '../../repositories/audit.ts';
 import { ErrorSchema } from '../users/wire.ts';
+import { access } from '../../http/route-auth.ts';
 
 /** One audit log entry; absent actor, target and address are omitted. */
 export const AuditEntrySchema = Type.Object({
@@ -38,6 +39,7 @@ export function auditRoutes(audit: AuditService) {
     app.get(
       '/api/audit',
       {
+        config: { auth: access.admin },
         schema: {
           tags: ['audit'],
           summary: 'Audit log, newest first (admins)',

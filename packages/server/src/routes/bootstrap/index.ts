@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { RateLimited, type AdminCredential, type BootstrapService } from '../../services/bootstrap.ts';
+import type { AdminCredential, BootstrapService } from '../../services/bootstrap.ts';
 import { ErrorSchema, UserSchema, serializeUser } from '../users/wire.ts';
 import { NewApiKeySchema, serializeNewApiKey } from '../api-keys/wire.ts';
+import { access } from '../../http/route-auth.ts';
 
 const CredentialSchema = Type.Object({ user: UserSchema, api_key: NewApiKeySchema });
 
@@ -12,8 +13,10 @@ function serializeCredential(credential: AdminCredential) {
 
 /**
  * `/api/bootstrap`: claim a fresh instance, or recover admin access, with the
- * bootstrap token (bootstrap-protocol.md). These routes are public to the
- * API-key check: the token is their credential, checked by the service.
+ * bootstrap token (bootstrap-protocol.md). The POST routes declare the token
+ * as their credential; the authentication hook checks it (and the rate limit)
+ * before the body is validated, so a caller without it gets 401, never a hint
+ * about the body.
  */
 export function bootstrapRoutes(bootstrap: BootstrapService) {
   return async (plain: FastifyInstance): Promise<void> => {
@@ -22,22 +25,10 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
     const security = [{ bootstrapToken: [] }];
     const errors = { 400: ErrorSchema, 401: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema };
 
-    // Token and rate limit are checked on request, before the body is
-    // validated, so a caller without the token gets 401, never a hint about the body.
-    const admit =
-      (endpoint: 'bootstrap' | 'recover') => async (request: FastifyRequest, reply: FastifyReply) => {
-        try {
-          await bootstrap.admit(request.headers.authorization, request.ip, endpoint);
-        } catch (error) {
-          if (error instanceof RateLimited) reply.header('retry-after', String(error.secondsToWait));
-          throw error;
-        }
-      };
-
     app.get(
       '/api/bootstrap',
       {
-        config: { public: true },
+        config: { auth: access.public },
         schema: {
           tags,
           summary: 'Whether the instance has been bootstrapped',
@@ -51,8 +42,7 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
     app.post(
       '/api/bootstrap',
       {
-        config: { public: true },
-        onRequest: admit('bootstrap'),
+        config: { auth: access.bootstrapToken('bootstrap') },
         schema: {
           tags,
           summary: 'Create the first admin and its API key (Authorization: Bearer <bootstrap token>)',
@@ -70,8 +60,7 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
     app.post(
       '/api/bootstrap/recover',
       {
-        config: { public: true },
-        onRequest: admit('recover'),
+        config: { auth: access.bootstrapToken('recover') },
         schema: {
           tags,
           summary:

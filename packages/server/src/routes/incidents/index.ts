@@ -4,6 +4,8 @@ import { Type } from 'typebox';
 import { principalOf } from '../../http/authentication.ts';
 import type { IncidentService } from '../../services/incidents.ts';
 import { IncidentEventSchema, IncidentSchema, serialiseEvent, serialiseIncident } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
+import { IdSchema } from '../../http/ids.ts';
 
 const ListQuery = Type.Object({
   status: Type.Optional(
@@ -17,9 +19,9 @@ const ListQuery = Type.Object({
   ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
 });
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
-const NoteParams = Type.Object({ id: Type.Integer({ minimum: 1 }), event_id: Type.Integer({ minimum: 1 }) });
-const AssignBody = Type.Object({ user_id: Type.Integer({ minimum: 1 }) });
+const IdParams = Type.Object({ id: IdSchema });
+const NoteParams = Type.Object({ id: IdSchema, event_id: IdSchema });
+const AssignBody = Type.Object({ user_id: IdSchema });
 const SnoozeBody = Type.Object({
   duration: Type.String({ description: 'Go-style duration: 30m, 2h, 1h30m', maxLength: 64 }),
 });
@@ -38,6 +40,7 @@ export function incidentRoutes(service: IncidentService) {
     app.get(
       '/api/incidents',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Incidents, newest first. Default: open, not archived, not currently snoozed',
@@ -49,7 +52,7 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.get(
       '/api/incidents/:id',
-      { schema: { ...one, summary: 'One incident with its alerts' } },
+      { config: { auth: access.signedIn }, schema: { ...one, summary: 'One incident with its alerts' } },
       async (request) => {
         const { incident, alerts } = await incidents().get(request.params.id);
         return serialiseIncident(incident, alerts);
@@ -58,6 +61,7 @@ export function incidentRoutes(service: IncidentService) {
     app.get(
       '/api/incidents/:id/timeline',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Timeline, oldest first',
@@ -69,13 +73,13 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.post(
       '/api/incidents/:id/acknowledge',
-      { schema: { ...one, summary: 'Acknowledge' } },
+      { config: { auth: access.signedIn }, schema: { ...one, summary: 'Acknowledge' } },
       async (request) =>
         serialiseIncident(await incidents().acknowledge(principalOf(request), request.params.id)),
     );
     app.delete(
       '/api/incidents/:id/acknowledge',
-      { schema: { ...none, summary: 'Take the acknowledgement back' } },
+      { config: { auth: access.signedIn }, schema: { ...none, summary: 'Take the acknowledgement back' } },
       async (request, reply) => {
         await incidents().unacknowledge(principalOf(request), request.params.id);
         return reply.status(204).send(null);
@@ -83,7 +87,10 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.post(
       '/api/incidents/:id/assign',
-      { schema: { ...one, body: AssignBody, summary: 'Assign to a person (404 if no such user)' } },
+      {
+        config: { auth: access.signedIn },
+        schema: { ...one, body: AssignBody, summary: 'Assign to a person (404 if no such user)' },
+      },
       async (request) =>
         serialiseIncident(
           await incidents().assign(principalOf(request), request.params.id, request.body.user_id),
@@ -91,7 +98,10 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.post(
       '/api/incidents/:id/snooze',
-      { schema: { ...one, body: SnoozeBody, summary: 'Snooze for a Go-style duration' } },
+      {
+        config: { auth: access.signedIn },
+        schema: { ...one, body: SnoozeBody, summary: 'Snooze for a Go-style duration' },
+      },
       async (request) =>
         serialiseIncident(
           await incidents().snooze(principalOf(request), request.params.id, request.body.duration),
@@ -99,7 +109,7 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.delete(
       '/api/incidents/:id/snooze',
-      { schema: { ...none, summary: 'End the snooze' } },
+      { config: { auth: access.signedIn }, schema: { ...none, summary: 'End the snooze' } },
       async (request, reply) => {
         await incidents().unsnooze(principalOf(request), request.params.id);
         return reply.status(204).send(null);
@@ -107,19 +117,25 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.post(
       '/api/incidents/:id/resolve',
-      { schema: { ...one, summary: 'Resolve by hand (terminal; 409 if already resolved)' } },
+      {
+        config: { auth: access.signedIn },
+        schema: { ...one, summary: 'Resolve by hand (terminal; 409 if already resolved)' },
+      },
       async (request) =>
         serialiseIncident(await incidents().resolve(principalOf(request), request.params.id)),
     );
     app.post(
       '/api/incidents/:id/archive',
-      { schema: { ...one, summary: 'Archive a resolved incident (409 otherwise)' } },
+      {
+        config: { auth: access.signedIn },
+        schema: { ...one, summary: 'Archive a resolved incident (409 otherwise)' },
+      },
       async (request) =>
         serialiseIncident(await incidents().archive(principalOf(request), request.params.id)),
     );
     app.delete(
       '/api/incidents/:id/archive',
-      { schema: { ...none, summary: 'Take out of the archive' } },
+      { config: { auth: access.signedIn }, schema: { ...none, summary: 'Take out of the archive' } },
       async (request, reply) => {
         await incidents().unarchive(principalOf(request), request.params.id);
         return reply.status(204).send(null);
@@ -128,6 +144,7 @@ export function incidentRoutes(service: IncidentService) {
     app.post(
       '/api/incidents/:id/notes',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Add a note; answers the new event',
@@ -148,6 +165,7 @@ export function incidentRoutes(service: IncidentService) {
     app.delete(
       '/api/incidents/:id/notes/:event_id',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Delete one of your own notes (403 for others, 409 for events that are not notes)',

@@ -4,6 +4,8 @@ import { principalOf } from '../../http/authentication.ts';
 import type { ScheduleService } from '../../services/schedule.ts';
 import { MAX_DATES_PER_REQUEST } from '../../services/schedule.ts';
 import type { DayEntry } from '../../services/schedule.ts';
+import { access } from '../../http/route-auth.ts';
+import { IdSchema } from '../../http/ids.ts';
 
 const CalendarDate = Type.String({ description: 'calendar date, YYYY-MM-DD', examples: ['2026-07-27'] });
 
@@ -56,6 +58,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.get(
       '/api/schedule',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Entries in a date range, oldest first',
@@ -77,6 +80,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.get(
       '/api/schedule/current',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: "Today's entry of whoever is on call now in the default schedule; 404 when no one is",
@@ -89,6 +93,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.post(
       '/api/schedule',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Put one person on call for some dates (admins)',
@@ -96,7 +101,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
             'All or nothing. A date someone else holds is refused with 409 unless replace is true; ' +
             'dates the person already holds are kept; repeated dates count once.',
           body: Type.Object({
-            user_id: Type.Integer({ minimum: 1 }),
+            user_id: IdSchema,
             dates: Type.Array(CalendarDate, { maxItems: MAX_DATES_PER_REQUEST * 4 }),
             replace: Type.Optional(Type.Boolean({ default: false })),
           }),
@@ -126,13 +131,14 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.delete(
       '/api/schedule/:id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete one entry (admins)',
           description:
             'Deletes the override behind the entry. An entry a rotation gives has nothing to delete: ' +
             '409 naming the rotation (add an override instead).',
-          params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+          params: Type.Object({ id: IdSchema }),
           response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
         },
       },

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../http/authentication.ts';
 import { badRequest } from '../../errors.ts';
+import { access } from '../../http/route-auth.ts';
+import { IdSchema } from '../../http/ids.ts';
 import type { SchedulesService } from '../../services/schedules.ts';
 import {
   ErrorSchema,
@@ -20,7 +22,7 @@ import {
 } from './wire.ts';
 
 const Instant = Type.String({ description: 'RFC 3339 timestamp with a zone' });
-const scheduleParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const scheduleParams = Type.Object({ id: IdSchema });
 const windowQuery = Type.Object({ from: Type.Optional(Instant), to: Type.Optional(Instant) });
 const errors = { 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 
@@ -42,6 +44,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.get(
       '/api/schedules',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'All schedules, the default first',
@@ -54,6 +57,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.post(
       '/api/schedules',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Create a schedule (admins)',
@@ -73,6 +77,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.get(
       '/api/schedules/:id',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'One schedule with its rotations, highest layer first',
@@ -86,6 +91,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.patch(
       '/api/schedules/:id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Rename, change the zone, or make the default (admins)',
@@ -111,6 +117,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.delete(
       '/api/schedules/:id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete a schedule with its rotations and overrides (admins); not the default (409)',
@@ -127,6 +134,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.post(
       '/api/schedules/:id/rotations',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Add a rotation (admins); without layer it goes on top',
@@ -147,13 +155,14 @@ export function schedulesRoutes(schedules: SchedulesService) {
     );
 
     const rotationParams = Type.Object({
-      id: Type.Integer({ minimum: 1 }),
-      rotation_id: Type.Integer({ minimum: 1 }),
+      id: IdSchema,
+      rotation_id: IdSchema,
     });
 
     app.put(
       '/api/schedules/:id/rotations/:rotation_id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Replace a rotation (admins)',
@@ -177,6 +186,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.delete(
       '/api/schedules/:id/rotations/:rotation_id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete a rotation (admins)',
@@ -198,6 +208,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.get(
       '/api/schedules/:id/overrides',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Overrides touching [from, to), oldest first (default: now to now + 30 days)',
@@ -213,13 +224,14 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.post(
       '/api/schedules/:id/overrides',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'A person covers [starts_at, ends_at), whoever the rotations give (admins)',
           description: 'Where overrides overlap, the newest wins.',
           params: scheduleParams,
           body: Type.Object(
-            { user_id: Type.Integer({ minimum: 1 }), starts_at: Instant, ends_at: Instant },
+            { user_id: IdSchema, starts_at: Instant, ends_at: Instant },
             { additionalProperties: false },
           ),
           response: { 201: OverrideSchema, ...errors },
@@ -239,12 +251,13 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.delete(
       '/api/schedules/:id/overrides/:override_id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete an override (admins); whole-day ones too',
           params: Type.Object({
-            id: Type.Integer({ minimum: 1 }),
-            override_id: Type.Integer({ minimum: 1 }),
+            id: IdSchema,
+            override_id: IdSchema,
           }),
           response: { 204: Type.Null(), ...errors },
         },
@@ -263,6 +276,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.get(
       '/api/schedules/:id/on-call',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Who is on call at `at` (default now): override, else the highest layer with someone',
@@ -280,6 +294,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.get(
       '/api/schedules/:id/now',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Who is on call now, and who is next',
@@ -302,6 +317,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.get(
       '/api/schedules/:id/timeline',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'The effective schedule over [from, to) (default: now to now + 7 days, at most 366 days)',
@@ -316,6 +332,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.post(
       '/api/schedules/:id/feed',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: "Create or rotate the schedule's calendar feed (admins); the old URL stops working",
@@ -335,6 +352,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.delete(
       '/api/schedules/:id/feed',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: "Turn the schedule's calendar feed off (admins)",
@@ -351,6 +369,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.post(
       '/api/users/:id/calendar-feed',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary:
@@ -371,6 +390,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
     app.delete(
       '/api/users/:id/calendar-feed',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: "Turn a person's calendar feed off: self or admins",
@@ -388,7 +408,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
       '/api/calendar/:token',
       {
         // Public by capability: the secret in the URL is the credential, checked by the service.
-        config: { public: true },
+        config: { auth: access.public },
         // The URL holds the secret: keep it out of the info-level request logs.
         logLevel: 'warn',
         schema: {

@@ -5,18 +5,21 @@ import type { ServiceAccountService } from '../../services/service-accounts.ts';
 import { ErrorSchema } from '../users/wire.ts';
 import { ApiKeySchema, NewApiKeySchema, serializeApiKey, serializeNewApiKey } from '../api-keys/wire.ts';
 import { ServiceAccountSchema, serializeServiceAccount } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
+import { IdSchema } from '../../http/ids.ts';
 
 /** `/api/service-accounts`: credentials for programs such as the operator (admins only). */
 export function serviceAccountRoutes(accounts: ServiceAccountService) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['service accounts'];
-    const idParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+    const idParams = Type.Object({ id: IdSchema });
     const adminErrors = { 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema };
 
     app.post(
       '/api/service-accounts',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Create a service account with a first key',
@@ -40,6 +43,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.get(
       '/api/service-accounts',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Service accounts, newest first; `name` filters to that exact name',
@@ -54,6 +58,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.get(
       '/api/service-accounts/:id/keys',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Keys of a service account, newest first, without the keys themselves',
@@ -69,6 +74,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.post(
       '/api/service-accounts/:id/keys',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Mint another key; the answer is the only time `key` is shown',
@@ -91,10 +97,11 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.delete(
       '/api/service-accounts/:id/keys/:key_id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Revoke one key of a service account',
-          params: Type.Object({ id: Type.Integer({ minimum: 1 }), key_id: Type.Integer({ minimum: 1 }) }),
+          params: Type.Object({ id: IdSchema, key_id: IdSchema }),
           response: { 204: Type.Null(), ...adminErrors },
         },
       },
@@ -107,6 +114,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.delete(
       '/api/service-accounts/:id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete a service account and all its keys',

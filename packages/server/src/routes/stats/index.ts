@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { TOP_ALERTS_DEFAULT, TOP_ALERTS_MAX, type StatisticsService } from '../../services/statistics.ts';
+import { access } from '../../http/route-auth.ts';
 
 const Count = Type.Integer({ minimum: 0 });
 const Seconds = Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
@@ -19,6 +20,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/alerts',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Alerts by state',
@@ -33,6 +35,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/alerts/top',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Alert names by number of occurrences, most first',
@@ -51,6 +54,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/alerts/by-hour',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Occurrences by hour of day in TERDUT_TIMEZONE; always 24 entries, 0-23',
@@ -66,6 +70,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/alerts/by-day',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Occurrences by weekday in TERDUT_TIMEZONE; always 7 entries, Sunday = 0',
@@ -87,6 +92,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/incidents',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Incidents by status, mean time to acknowledge and to resolve',

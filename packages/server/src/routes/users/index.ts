@@ -3,9 +3,11 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../http/authentication.ts';
 import type { UserService } from '../../services/users.ts';
 import { ErrorSchema, UserSchema, serializeUser } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
+import { IdSchema } from '../../http/ids.ts';
 
 const RoleSchema = Type.Union([Type.Literal('admin'), Type.Literal('member')]);
-const UserIdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const UserIdParams = Type.Object({ id: IdSchema });
 
 /** `/api/me` and `/api/users`: the caller, people, their roles and notification topics. */
 export function userRoutes(users: UserService) {
@@ -16,6 +18,7 @@ export function userRoutes(users: UserService) {
     app.get(
       '/api/me',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'The caller',
@@ -34,6 +37,7 @@ export function userRoutes(users: UserService) {
     app.get(
       '/api/users',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'People, newest first (service accounts are not listed)',
@@ -46,6 +50,7 @@ export function userRoutes(users: UserService) {
     app.post(
       '/api/users',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Create a person (admins)',
@@ -67,6 +72,7 @@ export function userRoutes(users: UserService) {
     app.delete(
       '/api/users/:id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete a person and their API keys (admins)',
@@ -84,6 +90,7 @@ export function userRoutes(users: UserService) {
     app.put(
       '/api/users/:id/notify',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Set the ntfy topic ("" clears it); your own, or anyone\'s as an admin',
@@ -101,6 +108,7 @@ export function userRoutes(users: UserService) {
     app.put(
       '/api/users/:id/role',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Make a person admin or member (admins)',

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { IntakeService } from '../../services/intake.ts';
 import type { Metrics } from '../../metrics.ts';
 import { WebhookPayload } from '../../alertmanager/webhook.ts';
+import { access } from '../../http/route-auth.ts';
 
 const Accepted = Type.Object({
   status: Type.Literal('accepted'),
@@ -27,6 +28,7 @@ export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
     app.post(
       '/api/webhook/alertmanager',
       {
+        config: { auth: access.apiKey },
         schema: {
           tags: ['alerts'],
           summary: 'Receive an Alertmanager notification (webhook_configs, version 4)',
