@@ -11,6 +11,9 @@ import { decode, encode, type ReconcileDeps, type Secret } from './context.ts';
 import {
   credentialsSecretKey,
   credentialsSecretName,
+  keyIdAnnotation,
+  serverUrlAnnotation,
+  serviceAccountIdAnnotation,
   ownerLabels,
   ownerLabelsOf,
   secretRoleLabel,
@@ -21,9 +24,6 @@ export interface Credentials {
   serviceAccountId?: number;
   keyId?: number;
 }
-
-export const serviceAccountIdAnnotation = 'terdut.ryuvia.com/service-account-id';
-export const keyIdAnnotation = 'terdut.ryuvia.com/api-key-id';
 
 const path = (deps: Pick<ReconcileDeps, 'operatorNamespace'>, name?: string) =>
   resourcePath(resources.secrets, deps.operatorNamespace, name);
@@ -64,7 +64,7 @@ export async function writeCredentials(
       annotations: {
         [serviceAccountIdAnnotation]: String(credentials.serviceAccountId),
         [keyIdAnnotation]: String(credentials.keyId),
-        'terdut.ryuvia.com/server-url': serverUrl,
+        [serverUrlAnnotation]: serverUrl,
       },
     },
     data: { [credentialsSecretKey]: encode(credentials.apiKey) },
