@@ -22,6 +22,7 @@ import { keyWorks, revokeOperatorKeys } from './key-sweep.ts';
 import { mintServiceAccountKey } from './adoption.ts';
 import { bootstrapServer, recoverAdmin, type ExchangeAnswer } from './server-exchange.ts';
 import { serverBaseUrl } from './server-url.ts';
+import { writeStatus } from './status.ts';
 import {
   checkpointSecretName,
   credentialsSecretKey,
@@ -230,6 +231,17 @@ async function bootstrap(deps: BootstrapDeps, pass: Pass, baseUrl: string): Prom
         credentials = undefined;
         Object.assign(facts, { recorded: false, credentials: 'absent', settled: false });
         path.replaced = true;
+        // Durable before anything else: Ready=False at once, and a crash
+        // from here on leaves a status that is not settled, so the pass that
+        // finishes sweeps and says how.
+        conditions.set(
+          'Bootstrapped',
+          'False',
+          step.because === 'missing' ? 'CredentialsMissing' : 'CredentialsRefused',
+          `${what}; obtaining a new key`,
+        );
+        await writeStatus(deps, pass);
+        deps.failpoint('credentials-forgotten');
         break;
       }
 
