@@ -120,7 +120,10 @@ async function bootstrap(deps: BootstrapDeps, pass: Pass, baseUrl: string): Prom
   const path: ReadyPath = {
     minted: false,
     adminKeyFrom: checkpoint ? 'checkpoint' : 'none',
-    replaced: false,
+    // Persisted by forget-credentials, so a pass resuming after a crash still knows.
+    replaced:
+      previous?.status === 'False' &&
+      (previous.reason === 'CredentialsRefused' || previous.reason === 'CredentialsMissing'),
   };
   let token: { token: string; secret: Secret } | undefined;
   let tokenRead = false;
