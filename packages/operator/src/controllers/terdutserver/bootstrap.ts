@@ -306,6 +306,7 @@ async function bootstrap(deps: BootstrapDeps, pass: Pass, baseUrl: string): Prom
         const message = `terdut-server at ${baseUrl} refused the operator's bootstrap token (${refusedBy} answered 401); the operator generated a new token in Secret ${server.metadata.namespace}/${tokenSecretName(server)} and waits for the pod to read it`;
         conditions.set('Bootstrapped', 'False', 'TokenRotated', message);
         await deps.events.record(server, 'Warning', 'TokenRotated', message);
+        deps.failpoint('token-rotated');
         return stop(tokenPickupPollMs);
       }
 

@@ -105,7 +105,7 @@ export function tokenRotationState(
  * (retried) instead of overwriting a newer rotation.
  */
 export async function rotateBootstrapToken(
-  deps: Pick<ReconcileDeps, 'kube' | 'now'> & { failpoint: Failpoint },
+  deps: Pick<ReconcileDeps, 'kube' | 'now'>,
   server: TerdutServer,
   secret: Secret,
 ): Promise<void> {
@@ -117,7 +117,6 @@ export async function rotateBootstrapToken(
     },
     data: { ...secret.data, [tokenSecretKey]: encode(newBootstrapToken()) },
   });
-  deps.failpoint('token-rotated');
 }
 
 /** Once the server accepted the token, the rotation mark goes (a later refusal may rotate again). */

@@ -1,0 +1,100 @@
+/**
+ * Answers lost on the network after the server committed: the operator's
+ * requests go through a fault injector (support/lost-answer-proxy.ts) that
+ * drops the first answer of POST /api/bootstrap, POST /api/bootstrap/recover,
+ * POST /api/service-accounts and POST /api/service-accounts/:id/keys. Each
+ * leaves a key on the server that the operator never saw; the bootstrap
+ * must still end with the recorded key as the only valid key of the
+ * operator's identities, which the server itself is asked.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeletStandIn } from '../peers/kubelet-standin.ts';
+import { kubeForTests, uniqueNamespace, type KubeForTests } from '../peers/peers-for-tests.ts';
+import { createTestPostgres } from '../support/databases.ts';
+import {
+  createSecret,
+  createTerdutServer,
+  ensureNamespace,
+  getSecret,
+  installTerdutCrd,
+  listEvents,
+  operatorNamespace,
+  secretValue,
+  waitForCondition,
+  waitForDeployment,
+} from './support/operator.ts';
+import { startInProcessOperator, type InProcessOperator } from './support/operator-process.ts';
+import { LostAnswerInjector } from './support/lost-answer-proxy.ts';
+import { assertCredentialInvariant, auditorOf } from './support/credential-invariant.ts';
+
+let kube: KubeForTests;
+let standIn: KubeletStandIn;
+let operator: InProcessOperator | undefined;
+let injector: LostAnswerInjector | undefined;
+const databases: { drop(): Promise<void> }[] = [];
+
+before(async () => {
+  kube = await kubeForTests();
+  await installTerdutCrd(kube.admin);
+  await ensureNamespace(kube.admin, operatorNamespace);
+  standIn = new KubeletStandIn(kube.admin);
+});
+
+after(async () => {
+  await operator?.stop();
+  await injector?.stop();
+  await standIn?.stop();
+  for (const database of databases) await database.drop();
+  await kube?.stop();
+});
+
+test('answers lost after the server committed (bootstrap, recover, service account, key) leave no key behind', async (t) => {
+  const namespace = await uniqueNamespace(kube.admin, 'op-lost');
+  injector = await LostAnswerInjector.start(
+    () => standIn.workload(namespace, 'lost')?.url,
+    [
+      { method: 'POST', path: /^\/api\/bootstrap$/ },
+      { method: 'POST', path: /^\/api\/bootstrap\/recover$/ },
+      { method: 'POST', path: /^\/api\/service-accounts$/ },
+      { method: 'POST', path: /^\/api\/service-accounts\/\d+\/keys$/ },
+    ],
+  );
+  operator = await startInProcessOperator({
+    kubeconfigPath: kube.kubeconfigPath,
+    standIn,
+    watchNamespaces: [namespace],
+    resolveServerUrl: (ns, service, url) => (ns === namespace ? injector!.url : url),
+  });
+  const database = await createTestPostgres();
+  databases.push(database);
+  await createSecret(kube.admin, namespace, 'db', { DATABASE_URL: database.url });
+  await createTerdutServer(kube.admin, namespace, 'lost', { database: { secretRef: { name: 'db' } } });
+  await waitForDeployment(kube.admin, namespace, 'lost');
+  const workload = await standIn.runDeployment(namespace, 'lost');
+  t.after(() => workload.stop());
+
+  const ready = await waitForCondition(
+    kube.admin,
+    namespace,
+    'lost',
+    { type: 'Ready', status: 'True' },
+    120_000,
+  );
+  assert.deepEqual(
+    injector.pending,
+    [],
+    `every answer was dropped once (dropped: ${injector.dropped.join('; ')})`,
+  );
+  t.diagnostic(`dropped: ${injector.dropped.join('; ')}`);
+
+  const ref = ready.status.credentialsSecretRef;
+  const secret = await getSecret(kube.admin, operatorNamespace, ref.name);
+  const auditor = await auditorOf(kube.admin, namespace, 'lost', workload.url);
+  await assertCredentialInvariant(auditor, workload.url, 'after four lost answers', {
+    apiKey: secretValue(secret, ref.key)!,
+    keyId: Number(secret.metadata.annotations['terdut.ryuvia.com/api-key-id']),
+  });
+  const reasons = (await listEvents(kube.admin, namespace)).map((e) => e.reason);
+  assert.ok(reasons.includes('BootstrapRecovered'), `the Ready event names how: ${reasons.join(', ')}`);
+});
