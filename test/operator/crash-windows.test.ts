@@ -331,6 +331,22 @@ test(
     const stopped = await getTerdutServer(kube.admin, second.namespace, 'terdut');
     assert.equal(stopped.status?.credentialsSecretRef, undefined, 'stopped before any credentials');
     assert.ok(await checkpointExists(stopped.metadata.uid), 'stopped with a checkpoint');
+    // An admin revokes the checkpointed admin key: the next pass drops the
+    // checkpoint and recovers another; stop again right after the adopted
+    // account's new key is minted (still no credentials Secret).
+    const secondAuditor = await auditorOf(kube.admin, second.namespace, 'terdut', secondWorkload.url);
+    const operatorUser = (await secondAuditor.users.list()).find((u) => u.username === 'terdut-operator')!;
+    for (const key of await secondAuditor.users.listApiKeys(operatorUser.id))
+      await secondAuditor.users.deleteApiKey(operatorUser.id, key.id);
+    assert.deepEqual(
+      await crashLoop({
+        namespace: second.namespace,
+        armed: ['checkpoint-dropped', 'service-account-key-minted'],
+        stopAt: 'service-account-key-minted',
+        done: async () => false,
+      }),
+      ['checkpoint-dropped', 'service-account-key-minted'],
+    );
     await deleteThroughCrashes(second.namespace, secondWorkload.url, [
       'finalizer-sweep-service-account-key-revoked',
       'finalizer-sweep-admin-key-revoked',

@@ -60,6 +60,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
     identity,
     resolveServerUrl: options.resolveServerUrl,
     failpoint: options.failpoint,
+    metrics,
   });
   const { informers } = terdutServers;
   const informerRuns = informers.map((informer) => informer.run(abort.signal));

@@ -12,6 +12,7 @@ import { resourcePath, resources, type KubeClient, type KubeObject } from '../..
 import type { Logger } from '../../runtime/logger.ts';
 import type { WorkQueue } from '../../runtime/work-queue.ts';
 import type { Reconcile } from '../../runtime/controller.ts';
+import type { OperatorMetrics } from '../../runtime/metrics.ts';
 import type { ReconcileDeps } from './context.ts';
 import { KubeEventRecorder } from './events.ts';
 import { failpointFromEnv, type Failpoint } from './failpoint.ts';
@@ -38,6 +39,7 @@ export async function setupTerdutServerController(options: {
   identity: string;
   resolveServerUrl?: ServerUrlResolver;
   failpoint?: Failpoint;
+  metrics?: OperatorMetrics;
 }): Promise<TerdutServerControllerSetup> {
   const { config, kube, queue, logger } = options;
   const namespaces = config.watchNamespaces.length > 0 ? config.watchNamespaces : [undefined];
@@ -121,20 +123,30 @@ export async function setupTerdutServerController(options: {
       )
     : [];
 
+  // Every request to a terdut-server is counted by operation (the
+  // steady-state test and the benchmark read the budget from it) and ends
+  // when the pass's signal aborts.
   const serverClient = (baseUrl: string, token?: string, signal?: AbortSignal): TerdutClient =>
     new TerdutClient({
       baseUrl,
       token,
       timeoutMs: 10_000,
-      ...(signal
-        ? {
-            fetch: (input: string | URL | Request, init?: RequestInit) =>
-              fetch(input, {
-                ...init,
-                signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal,
-              }),
-          }
-        : {}),
+      fetch: async (input: string | URL | Request, init?: RequestInit) => {
+        const url = new URL(input instanceof Request ? input.url : input);
+        const operation = `${init?.method ?? 'GET'} ${url.pathname.replace(/\/\d+(?=\/|$)/g, '/:id')}`;
+        try {
+          const response = await fetch(input, {
+            ...init,
+            signal:
+              signal && init?.signal ? AbortSignal.any([init.signal, signal]) : (signal ?? init?.signal),
+          });
+          options.metrics?.serverRequests.inc({ operation, code: String(response.status) });
+          return response;
+        } catch (error) {
+          options.metrics?.serverRequests.inc({ operation, code: '0' });
+          throw error;
+        }
+      },
     });
   const keyVerifier = new PeriodicKeyVerifier({
     intervalMs: config.keyCheckIntervalMs,
