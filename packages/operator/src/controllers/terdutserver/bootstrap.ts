@@ -53,6 +53,7 @@ type BootstrapDeps = Pick<
   | 'failpoint'
   | 'tokenPickupTimeoutMs'
   | 'cachedSecret'
+  | 'ownSecret'
   | 'keyVerifier'
   | 'now'
   | 'log'
@@ -168,7 +169,16 @@ async function bootstrap(deps: BootstrapDeps, pass: Pass, baseUrl: string): Prom
 
       case 'verify-credentials': {
         try {
-          const works = await keyWorks(client(credentials!.apiKey));
+          let works = await keyWorks(client(credentials!.apiKey));
+          if (!works) {
+            // The cache may hold an older version of the Secret (a reissue a
+            // moment ago): only the API server's copy can be refused.
+            const live = await readCredentials(deps, server, recorded?.name, { live: true });
+            if (live && live.apiKey !== credentials!.apiKey) {
+              credentials = live;
+              works = await keyWorks(client(live.apiKey));
+            }
+          }
           // Without the key's ids the sweep cannot tell it from a stray key: replace it.
           facts.credentials =
             works && credentials!.keyId !== undefined && credentials!.serviceAccountId !== undefined

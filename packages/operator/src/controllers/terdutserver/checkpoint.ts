@@ -28,6 +28,11 @@ const path = (deps: Pick<ReconcileDeps, 'operatorNamespace'>, server: TerdutServ
     withName ? checkpointSecretName(server) : undefined,
   );
 
+/**
+ * Read from the API server, not the cache: it is read only while a bootstrap
+ * is unfinished (or the cache says one exists), and a just-deleted checkpoint
+ * still in the cache would hand out a revoked admin key.
+ */
 export async function readCheckpoint(
   deps: Pick<ReconcileDeps, 'kube' | 'operatorNamespace'>,
   server: TerdutServer,

@@ -38,6 +38,11 @@ export interface ReconcileDeps {
   gatewayApiInstalled: () => Promise<boolean>;
   /** Metadata of a Secret from the watch cache (no request), for existence checks. */
   cachedSecret: (namespace: string, name: string) => KubeObject | undefined;
+  /**
+   * A Secret the operator labels as its own (token, credentials, checkpoint),
+   * with data, from the watch cache; undefined when the cache has none.
+   */
+  ownSecret: (namespace: string, name: string) => Secret | undefined;
   now: () => Date;
   /** In a pass: bound to the TerdutServer's key. */
   log: Logger;
@@ -84,3 +89,18 @@ export const stop = (requeueAfterMs?: number): Stop => ({ stop: true, requeueAft
 export const decode = (value: string | undefined): string | undefined =>
   value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 export const encode = (value: string): string => Buffer.from(value, 'utf8').toString('base64');
+
+/**
+ * One of the operator's own Secrets: from the watch cache when it is there
+ * (a settled pass asks nothing), else from the API server — a miss may be a
+ * Secret written a moment ago whose event has not arrived, and acting on a
+ * false absence would redo a bootstrap.
+ */
+export async function readOwnSecret(
+  deps: Pick<ReconcileDeps, 'kube' | 'ownSecret'>,
+  path: string,
+  namespace: string,
+  name: string,
+): Promise<Secret | undefined> {
+  return deps.ownSecret(namespace, name) ?? (await deps.kube.get<Secret>(path));
+}

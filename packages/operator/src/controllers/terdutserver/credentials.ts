@@ -7,7 +7,7 @@
  */
 import { isAlreadyExists, resourcePath, resources } from '../../runtime/kube-client.ts';
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
-import { decode, encode, type ReconcileDeps, type Secret } from './context.ts';
+import { decode, encode, readOwnSecret, type ReconcileDeps, type Secret } from './context.ts';
 import {
   credentialsSecretKey,
   credentialsSecretName,
@@ -28,13 +28,20 @@ export interface Credentials {
 const path = (deps: Pick<ReconcileDeps, 'operatorNamespace'>, name?: string) =>
   resourcePath(resources.secrets, deps.operatorNamespace, name);
 
-/** This TerdutServer's credentials (same uid), if the Secret exists and holds a key. */
+/**
+ * This TerdutServer's credentials (same uid), if the Secret exists and holds
+ * a key: from the watch cache when it has them, else (or with `live`) from
+ * the API server.
+ */
 export async function readCredentials(
-  deps: Pick<ReconcileDeps, 'kube' | 'operatorNamespace'>,
+  deps: Pick<ReconcileDeps, 'kube' | 'operatorNamespace' | 'ownSecret'>,
   server: TerdutServer,
   name = credentialsSecretName(server),
+  options: { live?: boolean } = {},
 ): Promise<Credentials | undefined> {
-  const secret = await deps.kube.get<Secret>(path(deps, name));
+  const secret = options.live
+    ? await deps.kube.get<Secret>(path(deps, name))
+    : await readOwnSecret(deps, path(deps, name), deps.operatorNamespace, name);
   if (!secret || secret.metadata.labels?.[ownerLabels.uid] !== server.metadata.uid) return undefined;
   const apiKey = decode(secret.data?.[credentialsSecretKey]);
   if (!apiKey) return undefined;

@@ -67,6 +67,7 @@ type FinalizeDeps = Pick<
   | 'failpoint'
   | 'log'
   | 'keyVerifier'
+  | 'ownSecret'
   | 'finalizeTimeoutMs'
   | 'now'
 >;

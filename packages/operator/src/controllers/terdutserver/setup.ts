@@ -13,7 +13,7 @@ import type { Logger } from '../../runtime/logger.ts';
 import type { WorkQueue } from '../../runtime/work-queue.ts';
 import type { Reconcile } from '../../runtime/controller.ts';
 import type { OperatorMetrics } from '../../runtime/metrics.ts';
-import type { ReconcileDeps } from './context.ts';
+import type { ReconcileDeps, Secret } from './context.ts';
 import { KubeEventRecorder } from './events.ts';
 import { failpointFromEnv, type Failpoint } from './failpoint.ts';
 import { PeriodicKeyVerifier } from './key-verifier.ts';
@@ -91,6 +91,26 @@ export async function setupTerdutServerController(options: {
         onError: onInformerError('secrets'),
       }),
   );
+  // The Secrets the operator itself writes (token, credentials, checkpoint),
+  // with their data: a settled pass reads them from here instead of asking.
+  const ownSecretInformers = secretNamespaces.map(
+    (namespace) =>
+      new Informer<Secret>(kube, {
+        name: 'own-secrets',
+        path: resourcePath(resources.secrets, namespace),
+        labelSelector: managedBy,
+        metadataOnly: false,
+        onEvent: (_type, object) => enqueue(keysForSecret(object, config.operatorNamespace, allServers())),
+        onError: onInformerError('own-secrets'),
+      }),
+  );
+  const ownSecret = (namespace: string, name: string): Secret | undefined => {
+    for (const informer of ownSecretInformers) {
+      const found = informer.get(`${namespace}/${name}`);
+      if (found) return found;
+    }
+    return undefined;
+  };
   const cachedSecret = (namespace: string, name: string): KubeObject | undefined => {
     for (const informer of secretInformers) {
       const found = informer.get(`${namespace}/${name}`);
@@ -174,6 +194,7 @@ export async function setupTerdutServerController(options: {
     keyVerifier,
     gatewayApiInstalled,
     cachedSecret,
+    ownSecret,
     now: () => new Date(),
     log: logger,
   };
@@ -183,6 +204,7 @@ export async function setupTerdutServerController(options: {
       ...(serverInformers as unknown as Informer<KubeObject>[]),
       ...ownedInformers,
       ...secretInformers,
+      ...(ownSecretInformers as unknown as Informer<KubeObject>[]),
       ...routeInformers,
     ],
     reconcile: (key, signal) => reconcileTerdutServer(deps, key, signal),

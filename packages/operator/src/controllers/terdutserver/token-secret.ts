@@ -11,6 +11,7 @@ import { isAlreadyExists, resourcePath, resources } from '../../runtime/kube-cli
 import {
   decode,
   encode,
+  readOwnSecret,
   stop,
   type Pass,
   type ReconcileDeps,
@@ -34,11 +35,16 @@ export function tokenSecretPath(server: TerdutServer): string {
 }
 
 export async function reconcileTokenSecret(
-  deps: Pick<ReconcileDeps, 'kube' | 'failpoint'>,
+  deps: Pick<ReconcileDeps, 'kube' | 'failpoint' | 'ownSecret'>,
   pass: Pass,
 ): Promise<StepResult> {
   const { server } = pass;
-  const existing = await deps.kube.get<Secret>(tokenSecretPath(server));
+  const existing = await readOwnSecret(
+    deps,
+    tokenSecretPath(server),
+    server.metadata.namespace,
+    tokenSecretName(server),
+  );
   if (existing?.data?.[tokenSecretKey]) return undefined;
   if (existing) {
     // Present but without a token (emptied by hand): it never held a token
