@@ -101,7 +101,9 @@ async function bootstrap(deps: BootstrapDeps, pass: Pass, baseUrl: string): Prom
   const ns = deps.operatorNamespace;
   const previous = server.status?.conditions?.find((c) => c.type === 'Bootstrapped');
   const recorded = pass.status.credentialsSecretRef;
-  let credentials: Credentials | undefined = await readCredentials(deps, server, recorded?.name);
+  let credentials: Credentials | undefined = await readCredentials(deps, server, recorded?.name, {
+    expected: recorded !== undefined,
+  });
   const settled = recorded !== undefined && previous?.status === 'True' && previous.reason === verifiedReason;
   // A settled server costs no checkpoint read unless the watch cache has one.
   let checkpoint: Checkpoint | undefined =

@@ -89,18 +89,3 @@ export const stop = (requeueAfterMs?: number): Stop => ({ stop: true, requeueAft
 export const decode = (value: string | undefined): string | undefined =>
   value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 export const encode = (value: string): string => Buffer.from(value, 'utf8').toString('base64');
-
-/**
- * One of the operator's own Secrets: from the watch cache when it is there
- * (a settled pass asks nothing), else from the API server — a miss may be a
- * Secret written a moment ago whose event has not arrived, and acting on a
- * false absence would redo a bootstrap.
- */
-export async function readOwnSecret(
-  deps: Pick<ReconcileDeps, 'kube' | 'ownSecret'>,
-  path: string,
-  namespace: string,
-  name: string,
-): Promise<Secret | undefined> {
-  return deps.ownSecret(namespace, name) ?? (await deps.kube.get<Secret>(path));
-}

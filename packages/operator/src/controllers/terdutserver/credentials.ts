@@ -7,7 +7,7 @@
  */
 import { isAlreadyExists, resourcePath, resources } from '../../runtime/kube-client.ts';
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
-import { decode, encode, readOwnSecret, type ReconcileDeps, type Secret } from './context.ts';
+import { decode, encode, type ReconcileDeps, type Secret } from './context.ts';
 import {
   credentialsSecretKey,
   credentialsSecretName,
@@ -30,18 +30,20 @@ const path = (deps: Pick<ReconcileDeps, 'operatorNamespace'>, name?: string) =>
 
 /**
  * This TerdutServer's credentials (same uid), if the Secret exists and holds
- * a key: from the watch cache when it has them, else (or with `live`) from
- * the API server.
+ * a key: from the watch cache, or with `live` from the API server.
  */
 export async function readCredentials(
   deps: Pick<ReconcileDeps, 'kube' | 'operatorNamespace' | 'ownSecret'>,
   server: TerdutServer,
   name = credentialsSecretName(server),
-  options: { live?: boolean } = {},
+  options: { live?: boolean; expected?: boolean } = {},
 ): Promise<Credentials | undefined> {
-  const secret = options.live
-    ? await deps.kube.get<Secret>(path(deps, name))
-    : await readOwnSecret(deps, path(deps, name), deps.operatorNamespace, name);
+  const cached = options.live ? undefined : deps.ownSecret(deps.operatorNamespace, name);
+  // A miss is asked again only where a false absence would cost a
+  // CredentialsMissing and a reissue (status records the Secret); elsewhere
+  // it is believed: at worst a key is minted twice, and the sweep revokes one.
+  const secret =
+    cached ?? (options.live || options.expected ? await deps.kube.get<Secret>(path(deps, name)) : undefined);
   if (!secret || secret.metadata.labels?.[ownerLabels.uid] !== server.metadata.uid) return undefined;
   const apiKey = decode(secret.data?.[credentialsSecretKey]);
   if (!apiKey) return undefined;

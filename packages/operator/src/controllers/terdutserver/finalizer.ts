@@ -68,6 +68,7 @@ type FinalizeDeps = Pick<
   | 'log'
   | 'keyVerifier'
   | 'ownSecret'
+  | 'cachedSecret'
   | 'finalizeTimeoutMs'
   | 'now'
 >;
@@ -140,7 +141,9 @@ async function revokeEverything(deps: FinalizeDeps, server: TerdutServer, baseUr
     });
   const reasons: string[] = [];
   try {
-    const credentials = await readCredentials(deps, server, server.status?.credentialsSecretRef?.name);
+    const credentials = await readCredentials(deps, server, server.status?.credentialsSecretRef?.name, {
+      expected: true,
+    });
     if (credentials) {
       try {
         const swept = await sweep(deps.serverClient(baseUrl, credentials.apiKey), {

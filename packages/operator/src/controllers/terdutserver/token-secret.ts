@@ -11,7 +11,6 @@ import { isAlreadyExists, resourcePath, resources } from '../../runtime/kube-cli
 import {
   decode,
   encode,
-  readOwnSecret,
   stop,
   type Pass,
   type ReconcileDeps,
@@ -39,12 +38,9 @@ export async function reconcileTokenSecret(
   pass: Pass,
 ): Promise<StepResult> {
   const { server } = pass;
-  const existing = await readOwnSecret(
-    deps,
-    tokenSecretPath(server),
-    server.metadata.namespace,
-    tokenSecretName(server),
-  );
+  // A miss goes straight to create: AlreadyExists (the cache lagging) ends
+  // the pass and the next one sees the Secret.
+  const existing = deps.ownSecret(server.metadata.namespace, tokenSecretName(server));
   if (existing?.data?.[tokenSecretKey]) return undefined;
   if (existing) {
     // Present but without a token (emptied by hand): it never held a token
