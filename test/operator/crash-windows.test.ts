@@ -252,9 +252,11 @@ test(
     );
     t.diagnostic(`bootstrap crashes done after ${Math.round((Date.now() - started) / 1000)} s`);
 
-    // Server 1 again: an admin revokes the recorded key on the server. The
-    // key verifier notices without any Kubernetes change; the reissue crashes
-    // at each of its steps (adoption included) and ends with the invariant.
+    // Server 1 again: an admin revokes the recorded key on the server; the
+    // next operator's first pass finds it refused (lost-answers.test.ts shows
+    // the key verifier noticing it in a running operator). The reissue
+    // crashes at each of its steps (adoption included) and ends with the
+    // invariant.
     await auditor.serviceAccounts.revokeKey(
       (await auditor.serviceAccounts.findByName('terdut-operator'))!.id,
       ready.keyId,

@@ -5,7 +5,10 @@
  * POST /api/service-accounts and POST /api/service-accounts/:id/keys. Each
  * leaves a key on the server that the operator never saw; the bootstrap
  * must still end with the recorded key as the only valid key of the
- * operator's identities, which the server itself is asked.
+ * operator's identities, which the server itself is asked. Then an admin
+ * revokes that key while the operator runs: the key verifier
+ * (--key-check-interval 2) notices with no Kubernetes change, and the key is
+ * replaced (CredentialsRefused, CredentialsReissued).
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +26,7 @@ import {
   secretValue,
   waitForCondition,
   waitForDeployment,
+  waitForEvent,
 } from './support/operator.ts';
 import { startInProcessOperator, type InProcessOperator } from './support/operator-process.ts';
 import { LostAnswerInjector } from './support/lost-answer-proxy.ts';
@@ -49,7 +53,7 @@ after(async () => {
   await kube?.stop();
 });
 
-test('answers lost after the server committed (bootstrap, recover, service account, key) leave no key behind', async (t) => {
+test('answers lost after the server committed (bootstrap, recover, service account, key) leave no key behind; a key revoked later is noticed and replaced', async (t) => {
   const namespace = await uniqueNamespace(kube.admin, 'op-lost');
   injector = await LostAnswerInjector.start(
     () => standIn.workload(namespace, 'lost')?.url,
@@ -65,6 +69,7 @@ test('answers lost after the server committed (bootstrap, recover, service accou
     standIn,
     watchNamespaces: [namespace],
     resolveServerUrl: (ns, service, url) => (ns === namespace ? injector!.url : url),
+    extraArgs: ['--key-check-interval', '2'],
   });
   const database = await createTestPostgres();
   databases.push(database);
@@ -95,6 +100,8 @@ test('answers lost after the server committed (bootstrap, recover, service accou
     apiKey: secretValue(secret, ref.key)!,
     keyId: Number(secret.metadata.annotations['terdut.ryuvia.com/api-key-id']),
   });
+
+  const recordedKeyId = Number(secret.metadata.annotations['terdut.ryuvia.com/api-key-id']);
   const reasons = (await listEvents(kube.admin, namespace)).map((e) => e.reason);
   // The pass that lost the service account's answer failed; the next one
   // continued from the checkpoint, and the one Ready event says so.
@@ -104,4 +111,25 @@ test('answers lost after the server committed (bootstrap, recover, service accou
     ['BootstrapResumed'],
     `one Ready event, naming how: ${reasons.join(', ')}`,
   );
+
+  // An admin revokes the recorded key while the operator runs and nothing
+  // changes in Kubernetes: the key verifier notices, and the key is replaced.
+  const account = (await auditor.serviceAccounts.findByName('terdut-operator'))!;
+  await auditor.serviceAccounts.revokeKey(account.id, recordedKeyId);
+  await waitForEvent(kube.admin, namespace, 'CredentialsRefused', 30_000);
+  await waitForEvent(kube.admin, namespace, 'CredentialsReissued', 60_000);
+  const reissued = await waitForCondition(
+    kube.admin,
+    namespace,
+    'lost',
+    { type: 'Bootstrapped', status: 'True', reason: 'CredentialsVerified' },
+    60_000,
+  );
+  const newSecret = await getSecret(kube.admin, operatorNamespace, reissued.status.credentialsSecretRef.name);
+  const newKeyId = Number(newSecret.metadata.annotations['terdut.ryuvia.com/api-key-id']);
+  assert.notEqual(newKeyId, recordedKeyId);
+  await assertCredentialInvariant(auditor, workload.url, 'after the verifier replaced a revoked key', {
+    apiKey: secretValue(newSecret, ref.key)!,
+    keyId: newKeyId,
+  });
 });
