@@ -8,18 +8,23 @@
  * operator's identities, which the server itself is asked. Then an admin
  * revokes that key while the operator runs: the key verifier
  * (--key-check-interval 2) notices with no Kubernetes change, and the key is
- * replaced (CredentialsRefused, CredentialsReissued).
+ * replaced (CredentialsRefused, CredentialsReissued). Last, deleting it
+ * while its server does not answer: KeyRevocationFailed, naming the key.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeletStandIn } from '../peers/kubelet-standin.ts';
 import { kubeForTests, uniqueNamespace, type KubeForTests } from '../peers/peers-for-tests.ts';
 import { createTestPostgres } from '../support/databases.ts';
+import { kubeRequestOk } from '../peers/kube.ts';
+import { waitUntil } from '../peers/child-processes.ts';
 import {
+  conditionOf,
   createSecret,
   createTerdutServer,
   ensureNamespace,
   getSecret,
+  getTerdutServer,
   installTerdutCrd,
   listEvents,
   operatorNamespace,
@@ -53,7 +58,7 @@ after(async () => {
   await kube?.stop();
 });
 
-test('answers lost after the server committed (bootstrap, recover, service account, key) leave no key behind; a key revoked later is noticed and replaced', async (t) => {
+test('answers lost after the server committed (bootstrap, recover, service account, key) leave no key behind; a key revoked later is noticed and replaced; a deletion that cannot revoke says which key remains', async (t) => {
   const namespace = await uniqueNamespace(kube.admin, 'op-lost');
   injector = await LostAnswerInjector.start(
     () => standIn.workload(namespace, 'lost')?.url,
@@ -69,7 +74,7 @@ test('answers lost after the server committed (bootstrap, recover, service accou
     standIn,
     watchNamespaces: [namespace],
     resolveServerUrl: (ns, service, url) => (ns === namespace ? injector!.url : url),
-    extraArgs: ['--key-check-interval', '2'],
+    extraArgs: ['--key-check-interval', '2', '--finalize-timeout', '8'],
   });
   const database = await createTestPostgres();
   databases.push(database);
@@ -132,4 +137,36 @@ test('answers lost after the server committed (bootstrap, recover, service accou
     apiKey: secretValue(newSecret, ref.key)!,
     keyId: newKeyId,
   });
+
+  // Deleted while its server does not answer: nothing can be revoked, and
+  // the operator says so — which key may remain and how to remove it —
+  // then lets the deletion finish after --finalize-timeout.
+  await workload.stop();
+  await kubeRequestOk(
+    kube.admin,
+    'DELETE',
+    `/apis/terdut.ryuvia.com/v1alpha1/namespaces/${namespace}/terdutservers/lost`,
+  );
+  const failing = await waitForCondition(
+    kube.admin,
+    namespace,
+    'lost',
+    { type: 'Ready', status: 'False', reason: 'KeyRevocationFailed' },
+    30_000,
+  );
+  const message: string = conditionOf(failing, 'Ready').message;
+  assert.match(message, new RegExp(`service-account key ${newKeyId} \\(the recorded one\\)`));
+  assert.match(message, /terdut-server admin recover/);
+  assert.match(message, /DELETE \/api\/service-accounts\/<id>\/keys\/<key>/);
+  await waitUntil(async () => (await getTerdutServer(kube.admin, namespace, 'lost')) === undefined, {
+    timeoutMs: 60_000,
+    describe: () => 'the deletion did not finish after --finalize-timeout',
+  });
+  const failures = (await listEvents(kube.admin, namespace)).filter(
+    (e) => e.reason === 'KeyRevocationFailed',
+  );
+  assert.ok(
+    failures.some((e) => e.type === 'Warning' && /gave up after 8 s/.test(e.note)),
+    `a Warning event says the operator gave up: ${failures.map((e) => e.note).join(' | ')}`,
+  );
 });

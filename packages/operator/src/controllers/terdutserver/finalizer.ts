@@ -87,7 +87,8 @@ export async function finalizeTerdutServer(
     const giveUp = deps.now().getTime() - deletedAt >= deps.finalizeTimeoutMs;
     const message =
       `could not revoke the operator's keys on terdut-server at ${baseUrl} (${outcome.failed}); ` +
-      `keys of user ${operatorAdmin.username} and of service account ${serviceAccountName} may remain valid in its database. ` +
+      `keys of user ${operatorAdmin.username} and of service account ${serviceAccountName} may remain valid in its database` +
+      (outcome.known.length > 0 ? `, among them ${outcome.known.join(' and ')}. ` : '. ') +
       `To remove them: as an admin of that server (or with a key from kubectl -n ${server.metadata.namespace} exec deploy/${workloadName(server)} -- terdut-server admin recover --username <you>), ` +
       `delete every API key of user ${operatorAdmin.username} (DELETE /api/users/<id>/api-keys/<key>) and of service account ${serviceAccountName} (DELETE /api/service-accounts/<id>/keys/<key>)` +
       (giveUp
@@ -126,7 +127,7 @@ export async function finalizeTerdutServer(
 type Outcome =
   | { with: 'credentials' | 'checkpoint' | 'recovered admin key'; swept: SweepResult }
   | { with: 'nothing' }
-  | { failed: string };
+  | { failed: string; known: string[] };
 
 const refused = (error: unknown): boolean =>
   error instanceof TerdutApiError && (error.status === 401 || error.status === 403);
@@ -140,11 +141,15 @@ async function revokeEverything(deps: FinalizeDeps, server: TerdutServer, baseUr
       failpoint,
     });
   const reasons: string[] = [];
+  const known: string[] = [];
+  const failed = (why: string[]): Outcome => ({ failed: why.join('; '), known });
   try {
     const credentials = await readCredentials(deps, server, server.status?.credentialsSecretRef?.name, {
       expected: true,
     });
     if (credentials) {
+      if (credentials.keyId !== undefined)
+        known.push(`service-account key ${credentials.keyId} (the recorded one)`);
       try {
         const swept = await sweep(deps.serverClient(baseUrl, credentials.apiKey), {
           kind: 'service-account',
@@ -158,6 +163,8 @@ async function revokeEverything(deps: FinalizeDeps, server: TerdutServer, baseUr
     }
     const checkpoint = await readCheckpoint(deps, server);
     if (checkpoint) {
+      if (checkpoint.adminKeyId !== undefined)
+        known.push(`admin key ${checkpoint.adminKeyId} (the checkpointed one)`);
       try {
         const swept = await sweep(deps.serverClient(baseUrl, checkpoint.adminKey), {
           kind: 'admin',
@@ -176,7 +183,7 @@ async function revokeEverything(deps: FinalizeDeps, server: TerdutServer, baseUr
     );
     if (!everAvailable && reasons.length === 0) return { with: 'nothing' };
     const token = await readBootstrapToken(deps, server);
-    if (!token) return { failed: [...reasons, 'the bootstrap-token Secret is gone'].join('; ') };
+    if (!token) return failed([...reasons, 'the bootstrap-token Secret is gone']);
     let answer;
     try {
       answer = await recoverAdmin(deps.serverClient(baseUrl), token.token, failpoint);
@@ -186,18 +193,14 @@ async function revokeEverything(deps: FinalizeDeps, server: TerdutServer, baseUr
       throw error;
     }
     if (!('admin' in answer))
-      return {
-        failed: [...reasons, 'by' in answer ? `${answer.by} answered 401` : 'recovery was refused'].join(
-          '; ',
-        ),
-      };
+      return failed([...reasons, 'by' in answer ? `${answer.by} answered 401` : 'recovery was refused']);
     const swept = await sweep(deps.serverClient(baseUrl, answer.admin.adminKey), {
       kind: 'admin',
       keyId: answer.admin.adminKeyId,
     });
     return { with: 'recovered admin key', swept };
   } catch (error) {
-    return { failed: [...reasons, (error as Error).message].join('; ') };
+    return failed([...reasons, (error as Error).message]);
   }
 }
 
