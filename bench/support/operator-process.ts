@@ -32,6 +32,7 @@ export async function startBenchOperator(options: {
   overridesFile: string;
   dir: string;
   concurrency?: number;
+  extraArgs?: string[];
 }): Promise<BenchOperator> {
   const metricsPort = await freeLoopbackPort();
   const probePort = await freeLoopbackPort();
@@ -55,6 +56,7 @@ export async function startBenchOperator(options: {
       '--default-image',
       'terdut-server:bench',
       ...(options.concurrency ? ['--concurrency', String(options.concurrency)] : []),
+      ...(options.extraArgs ?? []),
     ],
     logPath,
     env: { PATH: process.env.PATH, HOSTNAME: 'terdut-operator-bench', LOG_LEVEL: 'warn' },

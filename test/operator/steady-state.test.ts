@@ -3,6 +3,14 @@
  * TerdutServers and nothing changing, it writes nothing to the Kubernetes
  * API for 60 s except renewing its own leader-election Lease.
  *
+ * Its request budget per minute, with N settled TerdutServers and a key
+ * check interval of I seconds: to the Kubernetes API, no write but the Lease
+ * renewals and no read but the Lease's and the watches' own; to the
+ * terdut-servers, only the key checks, GET /api/me, about N × 60 / I
+ * (jittered; here 50 servers, I = 30 s: about 100, at most 150 allowed).
+ * The short interval puts the checks inside the window, so the test also
+ * shows that verifying the recorded keys writes nothing.
+ *
  * 50 servers fit because they are set up the way bench/operator.ts does it:
  * every Deployment the operator creates is answered by a real terdut-server
  * (`buildApp`) inside this test process, on a PostgreSQL database of its own
@@ -47,6 +55,7 @@ import {
 
 const count = 50;
 const windowSeconds = 60;
+const keyCheckIntervalSeconds = 30;
 const namespace = 'op-steady';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -160,7 +169,12 @@ test(
     const overridesFile = join(dir!, 'server-urls');
     kubelet = new InProcessKubelet(kube!.admin, overridesFile);
     kubelet.start();
-    operator = await startBenchOperator({ kubeconfigPath: kube!.kubeconfigPath, overridesFile, dir: dir! });
+    operator = await startBenchOperator({
+      kubeconfigPath: kube!.kubeconfigPath,
+      overridesFile,
+      dir: dir!,
+      extraArgs: ['--key-check-interval', String(keyCheckIntervalSeconds)],
+    });
 
     for (let i = 0; i < count; i += 8) {
       await Promise.all(
@@ -229,5 +243,32 @@ test(
     // The operator's counter sees only requests made through its client; the
     // API server sees every write, by anyone, to anything but Leases.
     assert.deepEqual(withoutLeases(byAnyone), {}, 'writes the API server received, other than Leases');
+
+    // Reads: nothing but the Lease's own and the watches.
+    const readsBy = (x: Snapshot) =>
+      sumBy(
+        x.operator,
+        'terdut_operator_kube_requests_total',
+        (l) => `${l.verb} ${l.resource}`,
+        (l) => (l.verb === 'get' || l.verb === 'list') && l.resource !== 'leases',
+      );
+    assert.deepEqual(
+      nonZero(delta(readsBy(windowStart), readsBy(windowEnd))),
+      {},
+      'operator reads other than its Lease',
+    );
+    // To the terdut-servers: the key checks, within their budget, and nothing else.
+    const serverRequests = delta(
+      sumBy(windowStart.operator, 'terdut_operator_server_requests_total', (l) => `${l.operation} ${l.code}`),
+      sumBy(windowEnd.operator, 'terdut_operator_server_requests_total', (l) => `${l.operation} ${l.code}`),
+    );
+    const checks = serverRequests.get('GET /api/me 200') ?? 0;
+    t.diagnostic(`terdut-server requests in the window: ${JSON.stringify(nonZero(serverRequests))}`);
+    assert.deepEqual(Object.keys(nonZero(serverRequests)), checks > 0 ? ['GET /api/me 200'] : []);
+    const budget = Math.ceil((count * windowSeconds) / keyCheckIntervalSeconds) + count;
+    assert.ok(
+      checks > 0 && checks <= budget,
+      `${checks} key checks in ${windowSeconds} s; budget 1..${budget}`,
+    );
   },
 );

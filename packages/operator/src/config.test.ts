@@ -32,3 +32,16 @@ test('a bad value names the flag and its variable', () => {
   );
   assert.throws(() => loadOperatorConfig(['--no-such-flag'], {}), /Unknown option/);
 });
+
+test('the key check interval and the finalize timeout: 300 s and 120 s by default, whole seconds ≥ 1', () => {
+  const defaults = loadOperatorConfig([], {});
+  assert.equal(defaults.keyCheckIntervalMs, 300_000);
+  assert.equal(defaults.finalizeTimeoutMs, 120_000);
+  const set = loadOperatorConfig(['--key-check-interval', '30'], { TERDUT_OPERATOR_FINALIZE_TIMEOUT: '10' });
+  assert.equal(set.keyCheckIntervalMs, 30_000);
+  assert.equal(set.finalizeTimeoutMs, 10_000);
+  assert.throws(
+    () => loadOperatorConfig(['--key-check-interval', '0'], {}),
+    /--key-check-interval \(TERDUT_OPERATOR_KEY_CHECK_INTERVAL\) must be a whole number ≥ 1/,
+  );
+});

@@ -22,6 +22,10 @@ export interface OperatorConfig {
   serverUrlOverridesFile: string | undefined;
   /** How long to wait for a pod to pick up a rotated bootstrap token before BootstrapStateLost. */
   tokenPickupTimeoutMs: number;
+  /** How often the recorded key of each settled TerdutServer is checked between passes. */
+  keyCheckIntervalMs: number;
+  /** How long a deletion retries revoking the operator's keys before it finishes anyway. */
+  finalizeTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -35,6 +39,8 @@ const defaults = {
   'probe-address': ':8081',
   'lease-name': 'terdut-operator',
   'token-pickup-timeout': '180',
+  'key-check-interval': '300',
+  'finalize-timeout': '120',
   'log-level': 'info',
 };
 
@@ -56,6 +62,10 @@ Flags (environment variable in brackets; flags win):
                                outside the cluster [TERDUT_OPERATOR_SERVER_URL_OVERRIDES_FILE]
   --token-pickup-timeout SECS  wait this long for a pod to read a rotated bootstrap token
                                [TERDUT_OPERATOR_TOKEN_PICKUP_TIMEOUT] (${defaults['token-pickup-timeout']})
+  --key-check-interval SECS    check each recorded key (GET /api/me) this often between passes
+                               [TERDUT_OPERATOR_KEY_CHECK_INTERVAL] (${defaults['key-check-interval']})
+  --finalize-timeout SECS      on deletion, retry revoking the operator's keys this long
+                               [TERDUT_OPERATOR_FINALIZE_TIMEOUT] (${defaults['finalize-timeout']})
   --log-level LEVEL            debug, info, warn, error [LOG_LEVEL] (${defaults['log-level']})
 `;
 
@@ -77,6 +87,8 @@ export function loadOperatorConfig(
       'lease-name': { type: 'string' },
       'server-url-overrides-file': { type: 'string' },
       'token-pickup-timeout': { type: 'string' },
+      'key-check-interval': { type: 'string' },
+      'finalize-timeout': { type: 'string' },
       'log-level': { type: 'string' },
     },
     strict: true,
@@ -90,7 +102,10 @@ export function loadOperatorConfig(
     for (const name of vars) if (env[name]) return env[name];
     return flag in defaults ? defaults[flag as keyof typeof defaults] : undefined;
   };
-  const positive = (flag: 'concurrency' | 'token-pickup-timeout', envName: string): number => {
+  const positive = (
+    flag: 'concurrency' | 'token-pickup-timeout' | 'key-check-interval' | 'finalize-timeout',
+    envName: string,
+  ): number => {
     const raw = pick(flag, envName)!;
     const value = Number(raw);
     if (!Number.isInteger(value) || value < 1)
@@ -115,6 +130,8 @@ export function loadOperatorConfig(
     leaseName: pick('lease-name', 'TERDUT_OPERATOR_LEASE_NAME')!,
     serverUrlOverridesFile: pick('server-url-overrides-file', 'TERDUT_OPERATOR_SERVER_URL_OVERRIDES_FILE'),
     tokenPickupTimeoutMs: positive('token-pickup-timeout', 'TERDUT_OPERATOR_TOKEN_PICKUP_TIMEOUT') * 1000,
+    keyCheckIntervalMs: positive('key-check-interval', 'TERDUT_OPERATOR_KEY_CHECK_INTERVAL') * 1000,
+    finalizeTimeoutMs: positive('finalize-timeout', 'TERDUT_OPERATOR_FINALIZE_TIMEOUT') * 1000,
     logLevel: logLevel as OperatorConfig['logLevel'],
   };
 }

@@ -6,7 +6,7 @@
 import { loadOperatorConfig, OperatorConfigError, usage } from './config.ts';
 import { startOperator } from './operator.ts';
 import { KubeClient } from './runtime/kube-client.ts';
-import { jsonLogger } from './logger.ts';
+import { jsonLogger } from './runtime/logger.ts';
 import { VERSION } from './version.ts';
 
 async function main(argv: string[]): Promise<number> {

@@ -24,6 +24,7 @@ export async function startInProcessOperator(options: {
   standIn: KubeletStandIn;
   watchNamespaces?: string[];
   tokenPickupTimeoutSeconds?: number;
+  extraArgs?: string[];
   /** Default: the stand-in's loopback URL of each Service. */
   resolveServerUrl?: (namespace: string, service: string, serviceUrl: string) => string;
 }): Promise<InProcessOperator> {
@@ -43,6 +44,7 @@ export async function startInProcessOperator(options: {
       '--token-pickup-timeout',
       String(options.tokenPickupTimeoutSeconds ?? 30),
       ...(options.watchNamespaces ? ['--watch-namespaces', options.watchNamespaces.join(',')] : []),
+      ...(options.extraArgs ?? []),
     ],
     {},
   );
@@ -86,6 +88,9 @@ export function startOperatorProcess(options: {
   failpoint?: string;
   watchNamespaces?: string[];
   leaseName?: string;
+  /** Off for crash loops: a killed leader's Lease would hold its successor back until it expires. */
+  leaderElection?: boolean;
+  extraArgs?: string[];
 }): OperatorProcess {
   const dir = mkdtempSync(join(tmpdir(), 'terdut-operator-'));
   const overridesFile = join(dir, 'server-urls');
@@ -114,6 +119,8 @@ export function startOperatorProcess(options: {
       '--lease-name',
       options.leaseName ?? 'terdut-operator',
       ...(options.watchNamespaces ? ['--watch-namespaces', options.watchNamespaces.join(',')] : []),
+      ...(options.leaderElection === false ? ['--no-leader-election'] : []),
+      ...(options.extraArgs ?? []),
     ],
     logPath: join(dir, 'operator.log'),
     env: {

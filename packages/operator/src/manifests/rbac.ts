@@ -30,14 +30,15 @@ export const clusterRules: PolicyRule[] = [
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
   // workload.ts: server-side apply of the Service (create + patch, as above).
   { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
-  // token-secret.ts creates the bootstrap-token Secret and rotates it (update);
-  // database.ts reads database Secrets; a metadata-only informer wakes
-  // resources when a Secret they wait for appears; finalize.ts deletes the
-  // operator-namespace Secrets (credentials, checkpoint).
+  // token-secret.ts creates the bootstrap-token Secret, rotates it (update)
+  // and clears the rotation mark (patch); database.ts reads database Secrets;
+  // a metadata-only informer wakes resources when a Secret they wait for
+  // appears, and a label-filtered one caches the operator's own Secrets;
+  // finalizer.ts deletes the operator-namespace Secrets (credentials, checkpoint).
   {
     apiGroups: [''],
     resources: ['secrets'],
-    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   },
   // Events for what a person should see (BootstrapSucceeded, ...).
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },

@@ -3,9 +3,10 @@
  *
  * A reconcile returns `{ requeueAfterMs }` to be looked at again later (a
  * pod still starting) or nothing when converged. A thrown error is retried
- * with the key's exponential back-off. A `TerminalError` is not retried:
- * only a change to the object (a new event adding the key) brings it back,
- * because retrying cannot fix what a person must change.
+ * with the key's exponential back-off. A state that retrying cannot fix (one
+ * a person must change) is not an error: the reconcile sets a condition that
+ * says what to do and returns without a requeue, so only a change to the
+ * object brings the key back.
  */
 import type { OperatorMetrics } from './metrics.ts';
 import type { WorkQueue } from './work-queue.ts';
@@ -14,15 +15,8 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
 }
 
-/** An error that retrying cannot fix; the key waits for the next change of its object. */
-export class TerminalError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'TerminalError';
-  }
-}
-
-export type Reconcile = (key: string) => Promise<ReconcileResult | void>;
+/** `signal` aborts when the operator stops: requests in flight end, as in a crash (which every step survives). */
+export type Reconcile = (key: string, signal: AbortSignal) => Promise<ReconcileResult | void>;
 
 export interface ControllerLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -36,6 +30,7 @@ export class Controller {
   readonly #metrics: OperatorMetrics | undefined;
   readonly #logger: ControllerLogger | undefined;
   readonly #workers: Promise<void>[] = [];
+  readonly #abort = new AbortController();
 
   constructor(options: {
     name: string;
@@ -56,6 +51,11 @@ export class Controller {
     for (let i = 0; i < concurrency; i++) this.#workers.push(this.#work());
   }
 
+  /** Aborts the reconciles in flight (their requests fail; the keys are not retried after shutDown). */
+  abort(): void {
+    this.#abort.abort();
+  }
+
   /** Resolves when every worker has finished its current key (after `queue.shutDown()`). */
   async stopped(): Promise<void> {
     await Promise.all(this.#workers);
@@ -68,7 +68,7 @@ export class Controller {
       this.#metrics?.queueDepth.set({ controller: this.name }, this.#queue.length);
       const end = this.#metrics?.reconcileDuration.startTimer({ controller: this.name });
       try {
-        const result = await this.#reconcile(key);
+        const result = await this.#reconcile(key, this.#abort.signal);
         this.#queue.forget(key);
         if (result?.requeueAfterMs !== undefined) {
           this.#queue.addAfter(key, result.requeueAfterMs);
@@ -76,22 +76,13 @@ export class Controller {
         } else this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'success' });
       } catch (error) {
         this.#metrics?.reconcileErrors.inc({ controller: this.name });
-        if (error instanceof TerminalError) {
-          this.#queue.forget(key);
-          this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'terminal' });
-          this.#logger?.error('reconcile failed; waiting for the object to change', {
-            key,
-            error: error.message,
-          });
-        } else {
-          const delay = this.#queue.addRateLimited(key);
-          this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });
-          this.#logger?.error('reconcile failed; retrying', {
-            key,
-            retryInMs: delay,
-            error: (error as Error).message,
-          });
-        }
+        const delay = this.#queue.addRateLimited(key);
+        this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });
+        this.#logger?.error('reconcile failed; retrying', {
+          key,
+          retryInMs: delay,
+          error: (error as Error).message,
+        });
       } finally {
         end?.();
         this.#queue.done(key);

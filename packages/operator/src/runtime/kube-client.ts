@@ -16,6 +16,11 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from 'node:https';
 import { createInterface } from 'node:readline';
 import { KubeConfig } from '@kubernetes/client-node';
+import {
+  group as terdutGroup,
+  plural as terdutPlural,
+  version as terdutVersion,
+} from '../api/v1alpha1/terdutserver.ts';
 
 /** A non-2xx answer from the API server, with its `Status` reason and message. */
 export class KubeApiError extends Error {
@@ -102,12 +107,8 @@ export const resources = {
   leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true },
   events: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
   httproutes: { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes', namespaced: true },
-  terdutservers: {
-    group: 'terdut.ryuvia.com',
-    version: 'v1alpha1',
-    plural: 'terdutservers',
-    namespaced: true,
-  },
+  // From the API definition, so the CRD and the requests cannot disagree.
+  terdutservers: { group: terdutGroup, version: terdutVersion, plural: terdutPlural, namespaced: true },
 } satisfies Record<string, ResourceType>;
 
 /**
@@ -139,8 +140,9 @@ export interface KubeClientOptions {
 export class KubeClient {
   readonly #config: KubeConfig;
   readonly #server: URL;
-  readonly #observers: KubeRequestObserver[] = [];
+  #observers: KubeRequestObserver[] = [];
   readonly #timeoutMs: number;
+  #signal: AbortSignal | undefined;
 
   constructor(config: KubeConfig, options: KubeClientOptions = {}) {
     const cluster = config.getCurrentCluster();
@@ -157,6 +159,14 @@ export class KubeClient {
     if (kubeconfigPath) config.loadFromFile(kubeconfigPath);
     else config.loadFromDefault();
     return new KubeClient(config, options);
+  }
+
+  /** The same client whose requests `signal` aborts (one reconcile pass); observers are shared. */
+  withSignal(signal: AbortSignal): KubeClient {
+    const view = new KubeClient(this.#config, { timeoutMs: this.#timeoutMs });
+    view.#observers = this.#observers;
+    view.#signal = signal;
+    return view;
   }
 
   /** Adds a request observer (metrics, test counters). */
@@ -306,7 +316,7 @@ export class KubeClient {
   }
 
   async #json<T>(spec: RequestSpec): Promise<T> {
-    const res = await this.#send(spec);
+    const res = await this.#send(spec, this.#signal);
     const text = await readBody(res);
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) throw statusError(status, text, `${spec.method} ${spec.path}`);

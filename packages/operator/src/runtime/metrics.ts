@@ -19,13 +19,13 @@ export function createOperatorMetrics(options: { processMetrics?: boolean } = {}
     registry,
     reconcileTotal: new Counter({
       name: 'terdut_operator_reconcile_total',
-      help: 'Reconciles by result: success, requeue, error, terminal.',
+      help: 'Reconciles by result: success, requeue, error.',
       labelNames: ['controller', 'result'],
       registers: [registry],
     }),
     reconcileErrors: new Counter({
       name: 'terdut_operator_reconcile_errors_total',
-      help: 'Reconciles that ended in an error (retried with back-off, or terminal).',
+      help: 'Reconciles that ended in an error (retried with back-off).',
       labelNames: ['controller'],
       registers: [registry],
     }),

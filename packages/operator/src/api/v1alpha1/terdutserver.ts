@@ -156,6 +156,13 @@ export const NetworkingSpec = Type.Object(
         maxItems: 16,
       }),
     ),
+    trustedProxies: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        description:
+          'With a hostname (an HTTPRoute), the gateway is the proxy in front of the server: the addresses, CIDRs or keywords (loopback, linklocal, uniquelocal) whose X-Forwarded-For/-Proto the server believes, set as TERDUT_TRUSTED_PROXIES. Default: the private ranges 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 and uniquelocal (where gateway pods run). An empty list sets nothing.',
+        maxItems: 32,
+      }),
+    ),
   },
   {
     description: 'How terdut-server is reached from outside the cluster.',

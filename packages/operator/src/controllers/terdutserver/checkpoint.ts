@@ -28,11 +28,22 @@ const path = (deps: Pick<ReconcileDeps, 'operatorNamespace'>, server: TerdutServ
     withName ? checkpointSecretName(server) : undefined,
   );
 
+/**
+ * From the watch cache; one a person stored by hand (not labelled, so only
+ * the metadata cache knows it) from the API server. A stale cache is safe:
+ * a revoked key in it is refused and the checkpoint dropped, a missing one
+ * makes the pass recover another admin key; the sweep revokes what is left.
+ */
 export async function readCheckpoint(
-  deps: Pick<ReconcileDeps, 'kube' | 'operatorNamespace'>,
+  deps: Pick<ReconcileDeps, 'kube' | 'operatorNamespace' | 'ownSecret' | 'cachedSecret'>,
   server: TerdutServer,
 ): Promise<Checkpoint | undefined> {
-  const secret = await deps.kube.get<Secret>(path(deps, server));
+  const name = checkpointSecretName(server);
+  const secret =
+    deps.ownSecret(deps.operatorNamespace, name) ??
+    (deps.cachedSecret(deps.operatorNamespace, name)
+      ? await deps.kube.get<Secret>(path(deps, server))
+      : undefined);
   const adminKey = decode(secret?.data?.['admin-api-key'])?.trim();
   if (!secret || !adminKey) return undefined;
   const number = (key: string): number | undefined => {

@@ -11,14 +11,11 @@ import type { KubeClient, KubeObject } from '../../runtime/kube-client.ts';
 import type { ConditionSet } from './conditions.ts';
 import type { EventRecorder } from './events.ts';
 import type { Failpoint } from './failpoint.ts';
+import type { KeyVerifier } from './key-verifier.ts';
 import type { ServerUrlResolver } from './server-url.ts';
+import type { Logger } from '../../runtime/logger.ts';
 
-export interface Logger {
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+export type { Logger } from '../../runtime/logger.ts';
 
 export interface ReconcileDeps {
   kube: KubeClient;
@@ -26,15 +23,28 @@ export interface ReconcileDeps {
   defaultImage: string;
   events: EventRecorder;
   resolveServerUrl: ServerUrlResolver;
-  /** A client for one terdut-server; `token` is an API key (omit for the bootstrap endpoints). */
-  serverClient: (baseUrl: string, token?: string) => TerdutClient;
+  /**
+   * A client for one terdut-server; `token` is an API key (omit for the
+   * bootstrap endpoints); `signal` aborts its requests.
+   */
+  serverClient: (baseUrl: string, token?: string, signal?: AbortSignal) => TerdutClient;
   failpoint: Failpoint;
   tokenPickupTimeoutMs: number;
+  /** How long a deletion retries revoking the operator's keys before it finishes anyway. */
+  finalizeTimeoutMs: number;
+  /** Checks recorded keys between passes (key-verifier.ts). */
+  keyVerifier: KeyVerifier;
   /** Whether Gateway API's HTTPRoute is served (discovery; cached by the caller). */
   gatewayApiInstalled: () => Promise<boolean>;
   /** Metadata of a Secret from the watch cache (no request), for existence checks. */
   cachedSecret: (namespace: string, name: string) => KubeObject | undefined;
+  /**
+   * A Secret the operator labels as its own (token, credentials, checkpoint),
+   * with data, from the watch cache; undefined when the cache has none.
+   */
+  ownSecret: (namespace: string, name: string) => Secret | undefined;
   now: () => Date;
+  /** In a pass: bound to the TerdutServer's key. */
   log: Logger;
 }
 

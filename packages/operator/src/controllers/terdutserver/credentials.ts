@@ -11,6 +11,9 @@ import { decode, encode, type ReconcileDeps, type Secret } from './context.ts';
 import {
   credentialsSecretKey,
   credentialsSecretName,
+  keyIdAnnotation,
+  serverUrlAnnotation,
+  serviceAccountIdAnnotation,
   ownerLabels,
   ownerLabelsOf,
   secretRoleLabel,
@@ -22,19 +25,25 @@ export interface Credentials {
   keyId?: number;
 }
 
-export const serviceAccountIdAnnotation = 'terdut.ryuvia.com/service-account-id';
-export const keyIdAnnotation = 'terdut.ryuvia.com/api-key-id';
-
 const path = (deps: Pick<ReconcileDeps, 'operatorNamespace'>, name?: string) =>
   resourcePath(resources.secrets, deps.operatorNamespace, name);
 
-/** This TerdutServer's credentials (same uid), if the Secret exists and holds a key. */
+/**
+ * This TerdutServer's credentials (same uid), if the Secret exists and holds
+ * a key: from the watch cache, or with `live` from the API server.
+ */
 export async function readCredentials(
-  deps: Pick<ReconcileDeps, 'kube' | 'operatorNamespace'>,
+  deps: Pick<ReconcileDeps, 'kube' | 'operatorNamespace' | 'ownSecret'>,
   server: TerdutServer,
   name = credentialsSecretName(server),
+  options: { live?: boolean; expected?: boolean } = {},
 ): Promise<Credentials | undefined> {
-  const secret = await deps.kube.get<Secret>(path(deps, name));
+  const cached = options.live ? undefined : deps.ownSecret(deps.operatorNamespace, name);
+  // A miss is asked again only where a false absence would cost a
+  // CredentialsMissing and a reissue (status records the Secret); elsewhere
+  // it is believed: at worst a key is minted twice, and the sweep revokes one.
+  const secret =
+    cached ?? (options.live || options.expected ? await deps.kube.get<Secret>(path(deps, name)) : undefined);
   if (!secret || secret.metadata.labels?.[ownerLabels.uid] !== server.metadata.uid) return undefined;
   const apiKey = decode(secret.data?.[credentialsSecretKey]);
   if (!apiKey) return undefined;
@@ -64,7 +73,7 @@ export async function writeCredentials(
       annotations: {
         [serviceAccountIdAnnotation]: String(credentials.serviceAccountId),
         [keyIdAnnotation]: String(credentials.keyId),
-        'terdut.ryuvia.com/server-url': serverUrl,
+        [serverUrlAnnotation]: serverUrl,
       },
     },
     data: { [credentialsSecretKey]: encode(credentials.apiKey) },

@@ -25,6 +25,15 @@ export const ownerLabels = {
   uid: 'terdut.ryuvia.com/owner-uid',
 } as const;
 export const secretRoleLabel = 'terdut.ryuvia.com/secret-role';
+export const managedByLabel = 'app.kubernetes.io/managed-by';
+export const managedByValue = 'terdut-operator';
+
+/** On the token Secret: when the operator rotated the token, until the server accepts it. */
+export const tokenRotatedAtAnnotation = 'terdut.ryuvia.com/token-rotated-at';
+/** On the credentials Secret: which service account and key it holds (the sweep keeps that key). */
+export const serviceAccountIdAnnotation = 'terdut.ryuvia.com/service-account-id';
+export const keyIdAnnotation = 'terdut.ryuvia.com/api-key-id';
+export const serverUrlAnnotation = 'terdut.ryuvia.com/server-url';
 
 /** Labels on the pods and the Service selector. */
 export function selectorLabels(server: TerdutServer): Record<string, string> {
@@ -35,7 +44,7 @@ export function selectorLabels(server: TerdutServer): Record<string, string> {
 }
 
 export function commonLabels(server: TerdutServer): Record<string, string> {
-  return { ...selectorLabels(server), 'app.kubernetes.io/managed-by': 'terdut-operator' };
+  return { ...selectorLabels(server), [managedByLabel]: managedByValue };
 }
 
 /** Labels naming the TerdutServer an operator-namespace object belongs to. */
@@ -44,7 +53,7 @@ export function ownerLabelsOf(server: TerdutServer): Record<string, string> {
     [ownerLabels.namespace]: server.metadata.namespace,
     [ownerLabels.name]: server.metadata.name,
     [ownerLabels.uid]: server.metadata.uid,
-    'app.kubernetes.io/managed-by': 'terdut-operator',
+    [managedByLabel]: managedByValue,
   };
 }
 

@@ -8,13 +8,13 @@ import { resourcePath, resources } from '../../runtime/kube-client.ts';
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 import { ConditionSet } from './conditions.ts';
 import type { Pass, ReconcileDeps, StepResult } from './context.ts';
-import { reconcileFinalizer } from './finalizer.ts';
+import { finalizeTerdutServer, reconcileFinalizer } from './finalizer.ts';
+import { withFields } from '../../runtime/logger.ts';
 import { reconcileTokenSecret } from './token-secret.ts';
 import { reconcileDatabase } from './database.ts';
 import { reconcileWorkload } from './workload.ts';
 import { reconcileBootstrap } from './bootstrap.ts';
 import { reconcileRoute } from './route.ts';
-import { finalizeTerdutServer } from './finalize.ts';
 import { writeStatus } from './status.ts';
 
 type Step = (deps: ReconcileDeps, pass: Pass) => Promise<StepResult>;
@@ -29,19 +29,32 @@ export const steps: readonly Step[] = [
   reconcileRoute,
 ];
 
+/**
+ * The adapters for one pass: requests that `signal` aborts (the operator
+ * stopping) and a logger bound to the TerdutServer.
+ */
+export function passDeps(deps: ReconcileDeps, key: string, signal?: AbortSignal): ReconcileDeps {
+  if (!signal) return { ...deps, log: withFields(deps.log, { terdutserver: key }) };
+  return {
+    ...deps,
+    kube: deps.kube.withSignal(signal),
+    serverClient: (baseUrl, token) => deps.serverClient(baseUrl, token, signal),
+    log: withFields(deps.log, { terdutserver: key }),
+  };
+}
+
 /** Reconciles the TerdutServer `namespace/name`. */
 export async function reconcileTerdutServer(
-  deps: ReconcileDeps,
+  sharedDeps: ReconcileDeps,
   key: string,
+  signal?: AbortSignal,
 ): Promise<ReconcileResult | undefined> {
+  const deps = passDeps(sharedDeps, key, signal);
   const [namespace, name] = key.split('/') as [string, string];
   const server = await deps.kube.get<TerdutServer>(resourcePath(resources.terdutservers, namespace, name));
   // Gone: owned objects go with garbage collection, the rest went with the finalizer.
   if (!server) return undefined;
-  if (server.metadata.deletionTimestamp) {
-    await finalizeTerdutServer(deps, server);
-    return undefined;
-  }
+  if (server.metadata.deletionTimestamp) return finalizeTerdutServer(deps, server);
   const pass: Pass = {
     server,
     conditions: new ConditionSet(server.status?.conditions, server.metadata.generation, deps.now),

@@ -6,6 +6,8 @@
  * is re-read on each lookup so it can be written after the operator starts.
  */
 import { readFileSync } from 'node:fs';
+import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
+import { serviceUrl, workloadName } from './names.ts';
 
 export type ServerUrlResolver = (namespace: string, service: string, serviceUrl: string) => string;
 
@@ -28,4 +30,9 @@ export function overridesFileResolver(path: string): ServerUrlResolver {
     }
     return serviceUrl;
   };
+}
+
+/** The base URL of `server`'s terdut-server, as this operator reaches it. */
+export function serverBaseUrl(deps: { resolveServerUrl: ServerUrlResolver }, server: TerdutServer): string {
+  return deps.resolveServerUrl(server.metadata.namespace, workloadName(server), serviceUrl(server));
 }

@@ -41,7 +41,7 @@ test('Exposed holds Ready back only when a hostname was asked for', () => {
     const p = pass(server(networking));
     p.conditions.set('DatabaseReady', 'True', 'SecretFound', 'ok');
     p.conditions.set('Available', 'True', 'MinimumReplicasAvailable', 'ok');
-    p.conditions.set('Bootstrapped', 'True', 'CredentialsRecorded', 'ok');
+    p.conditions.set('Bootstrapped', 'True', 'CredentialsVerified', 'ok');
     p.conditions.set('Exposed', 'False', networking ? 'RouteNotAccepted' : 'NotRequested', 'x');
     summarizeReady(p);
     assert.equal(p.conditions.get('Ready')!.status, expected, JSON.stringify(networking));

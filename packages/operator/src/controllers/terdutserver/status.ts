@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
   conditionTypes,
+  type TerdutServer,
   type ConditionType,
   type TerdutServerStatus,
 } from '../../api/v1alpha1/terdutserver.ts';
@@ -58,7 +59,8 @@ export async function writeStatus(deps: Pick<ReconcileDeps, 'kube'>, pass: Pass)
   if (!desired.credentialsSecretRef && live.credentialsSecretRef) patch.credentialsSecretRef = null;
   if (!desired.url && live.url) patch.url = null;
   const { namespace, name } = pass.server.metadata;
-  await deps.kube.mergePatch(resourcePath(resources.terdutservers, namespace, name, 'status'), {
-    status: patch,
-  });
+  pass.server = await deps.kube.mergePatch<TerdutServer>(
+    resourcePath(resources.terdutservers, namespace, name, 'status'),
+    { status: patch },
+  );
 }

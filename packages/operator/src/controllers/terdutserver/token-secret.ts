@@ -1,8 +1,10 @@
 /**
  * Step 2: the bootstrap-token Secret in the TerdutServer's namespace, owned by
- * it, holding 32 random bytes (hex). Created once and never overwritten here:
- * the running server trusts exactly this value. Only the bootstrap step
- * rotates it, and only when the server refuses it (see bootstrap.ts).
+ * it, holding 32 random bytes (hex). Created once and never overwritten by
+ * this step: the running server trusts exactly this value. It is rotated
+ * (here, on the bootstrap step's request) only when the server refuses it:
+ * rotate once, mark when, wait for the pod to read the file, and give up with
+ * BootstrapStateLost after the pickup timeout.
  */
 import { randomBytes } from 'node:crypto';
 import { isAlreadyExists, resourcePath, resources } from '../../runtime/kube-client.ts';
@@ -15,7 +17,14 @@ import {
   type Secret,
   type StepResult,
 } from './context.ts';
-import { commonLabels, ownerReference, tokenSecretKey, tokenSecretName } from './names.ts';
+import type { Failpoint } from './failpoint.ts';
+import {
+  commonLabels,
+  ownerReference,
+  tokenRotatedAtAnnotation,
+  tokenSecretKey,
+  tokenSecretName,
+} from './names.ts';
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 
 export const newBootstrapToken = (): string => randomBytes(32).toString('hex');
@@ -25,11 +34,13 @@ export function tokenSecretPath(server: TerdutServer): string {
 }
 
 export async function reconcileTokenSecret(
-  deps: Pick<ReconcileDeps, 'kube' | 'failpoint'>,
+  deps: Pick<ReconcileDeps, 'kube' | 'failpoint' | 'ownSecret'>,
   pass: Pass,
 ): Promise<StepResult> {
   const { server } = pass;
-  const existing = await deps.kube.get<Secret>(tokenSecretPath(server));
+  // A miss goes straight to create: AlreadyExists (the cache lagging) ends
+  // the pass and the next one sees the Secret.
+  const existing = deps.ownSecret(server.metadata.namespace, tokenSecretName(server));
   if (existing?.data?.[tokenSecretKey]) return undefined;
   if (existing) {
     // Present but without a token (emptied by hand): it never held a token
@@ -70,4 +81,55 @@ export async function readBootstrapToken(
   const secret = await deps.kube.get<Secret>(tokenSecretPath(server));
   const token = decode(secret?.data?.[tokenSecretKey]);
   return secret && token ? { token, secret } : undefined;
+}
+
+/**
+ * How soon to look again while waiting for a pod to read a rotated token:
+ * the server allows 10 bootstrap attempts a minute per address.
+ */
+export const tokenPickupPollMs = 6_500;
+
+/** Where a refused token stands: not rotated yet, rotated and waiting, or waited long enough. */
+export function tokenRotationState(
+  secret: Secret,
+  now: Date,
+  pickupTimeoutMs: number,
+): { state: 'none' | 'waiting' | 'expired'; rotatedAt?: string; waitedMs?: number } {
+  const rotatedAt = secret.metadata.annotations?.[tokenRotatedAtAnnotation];
+  if (!rotatedAt) return { state: 'none' };
+  const waitedMs = now.getTime() - Date.parse(rotatedAt);
+  return { state: waitedMs < pickupTimeoutMs ? 'waiting' : 'expired', rotatedAt, waitedMs };
+}
+
+/**
+ * Writes a new token and marks when. The update carries the Secret's
+ * resourceVersion: if it changed since the token was read, the write fails
+ * (retried) instead of overwriting a newer rotation.
+ */
+export async function rotateBootstrapToken(
+  deps: Pick<ReconcileDeps, 'kube' | 'now'>,
+  server: TerdutServer,
+  secret: Secret,
+): Promise<void> {
+  await deps.kube.update(tokenSecretPath(server), {
+    ...secret,
+    metadata: {
+      ...secret.metadata,
+      annotations: { ...secret.metadata.annotations, [tokenRotatedAtAnnotation]: deps.now().toISOString() },
+    },
+    data: { ...secret.data, [tokenSecretKey]: encode(newBootstrapToken()) },
+  });
+}
+
+/** Once the server accepted the token, the rotation mark goes (a later refusal may rotate again). */
+export async function clearRotationMark(
+  deps: Pick<ReconcileDeps, 'kube'> & { failpoint: Failpoint },
+  secret: Secret,
+): Promise<void> {
+  if (!secret.metadata.annotations?.[tokenRotatedAtAnnotation]) return;
+  await deps.kube.mergePatch(
+    resourcePath(resources.secrets, secret.metadata.namespace, secret.metadata.name),
+    { metadata: { annotations: { [tokenRotatedAtAnnotation]: null } } },
+  );
+  deps.failpoint('token-rotation-mark-cleared');
 }

@@ -10,7 +10,7 @@
  * - database Secrets: every TerdutServer that names the Secret (a database
  *   appearing ends a DatabaseReady=False wait without polling).
  */
-import { kind, type TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
+import { group, kind, type TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 import type { InformerEventType } from '../../runtime/informer.ts';
 import type { KubeObject } from '../../runtime/kube-client.ts';
 import { databaseSecretOf } from './database.ts';
@@ -36,7 +36,7 @@ export function keysForTerdutServer(
 /** Keys of the TerdutServers that own `object` (same namespace by definition). */
 export function keysForOwned(object: KubeObject): string[] {
   return (object.metadata.ownerReferences ?? [])
-    .filter((ref) => ref.kind === kind && ref.apiVersion.startsWith('terdut.ryuvia.com/'))
+    .filter((ref) => ref.kind === kind && ref.apiVersion.startsWith(`${group}/`))
     .map((ref) => keyOf(object.metadata.namespace ?? '', ref.name));
 }
 

@@ -21,6 +21,9 @@ import {
   workloadName,
 } from './names.ts';
 
+/** Where gateway pods run in most clusters: the private ranges (spec.networking.trustedProxies overrides). */
+export const defaultTrustedProxies = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'uniquelocal'];
+
 /** The desired Deployment. `databaseEnv` comes from the database step. */
 export function desiredDeployment(server: TerdutServer, image: string, databaseEnv: EnvVar[]): Deployment {
   const { spec } = server;
@@ -33,6 +36,13 @@ export function desiredDeployment(server: TerdutServer, image: string, databaseE
   const publicUrl =
     spec.publicURL ?? (spec.networking?.hostname ? `https://${spec.networking.hostname}` : undefined);
   if (publicUrl) env.push({ name: 'TERDUT_PUBLIC_URL', value: publicUrl });
+  // Behind the HTTPRoute every request comes from the gateway: without this
+  // the server would rate-limit and audit every client as the gateway.
+  const trustedProxies = spec.networking?.hostname
+    ? (spec.networking.trustedProxies ?? defaultTrustedProxies)
+    : [];
+  if (trustedProxies.length > 0)
+    env.push({ name: 'TERDUT_TRUSTED_PROXIES', value: trustedProxies.join(',') });
   const volumes: unknown[] = [
     {
       name: 'bootstrap-token',
