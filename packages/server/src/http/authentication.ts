@@ -31,8 +31,12 @@ export interface DeclaredRoute {
   auth: RouteAuth;
 }
 
-/** The methods some route answers; anything else (TRACE, CONNECT, …) is 405 on every path. */
-const SERVED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'];
+/**
+ * The methods some route answers, collected as routes register (so a new
+ * PATCH route needs no list kept by hand); anything else (TRACE, CONNECT, …)
+ * is 405 on every path.
+ */
+const ALWAYS_SERVED_METHODS = ['HEAD', 'OPTIONS'];
 
 export interface AuthenticationDeps {
   authentication: AuthenticationService;
@@ -59,6 +63,7 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
   app.decorateRequest('capability', null);
   const declaredRoutes: DeclaredRoute[] = [];
   app.decorate('declaredRoutes', declaredRoutes);
+  const servedMethods = new Set(ALWAYS_SERVED_METHODS);
 
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
@@ -68,8 +73,10 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
           '(packages/server/src/http/route-auth.ts)',
       );
     }
-    for (const method of ([] as string[]).concat(route.method))
+    for (const method of ([] as string[]).concat(route.method)) {
       declaredRoutes.push({ method, url: route.url, auth });
+      servedMethods.add(method);
+    }
     if (route.schema !== undefined) {
       route.schema = {
         ...route.schema,
@@ -81,12 +88,10 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.is404) {
-      if (!SERVED_METHODS.includes(request.method)) {
-        reply.header('allow', SERVED_METHODS.join(', '));
-        throw new ApiError(
-          405,
-          `method ${request.method} is not allowed; use one of ${SERVED_METHODS.join(', ')}`,
-        );
+      if (!servedMethods.has(request.method)) {
+        const allowed = [...servedMethods].join(', ');
+        reply.header('allow', allowed);
+        throw new ApiError(405, `method ${request.method} is not allowed; use one of ${allowed}`);
       }
       // Deny by default: only signed-in callers hear "no route".
       request.principal = await principalFrom(request, deps.authentication, ['api_key', 'session']);
