@@ -168,8 +168,12 @@ export function SchedulePage() {
               : `${picked.length} day${picked.length === 1 ? '' : 's'} selected: ${picked.join(', ')}`}
           </p>
           <label class="inline">
-            On call
-            <select value={person} onChange={(event) => setPerson(event.currentTarget.value)}>
+            Person on call
+            <select
+              aria-label="Person on call"
+              value={person}
+              onChange={(event) => setPerson(event.currentTarget.value)}
+            >
               {(people.data ?? [me.user]).map((candidate) => (
                 <option key={candidate.id} value={String(candidate.id)}>
                   {candidate.username}

@@ -27,7 +27,7 @@ export function SignInPage(props: { info: ServerInfo; onSignedIn(me: Me): void }
   return (
     <main class="sign-in">
       <h1>Sign in to terdut</h1>
-      <form onSubmit={(event) => void submit(event)} aria-label="Sign in with a password">
+      <form onSubmit={(event) => void submit(event)}>
         <label>
           Username
           <input
