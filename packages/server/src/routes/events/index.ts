@@ -61,6 +61,9 @@ export function eventRoutes(feed: ChangeFeed) {
           'content-type': 'text/event-stream; charset=utf-8',
           'cache-control': 'no-store',
           'x-accel-buffering': 'no',
+          // Ending a stream (lifetime, shutdown) closes its connection rather than leaving it
+          // keep-alive, where shutdown would wait for it to time out.
+          connection: 'close',
         });
         stream.write('retry: 2000\n\n');
         const send = (change: Change) => stream.write(`event: change\ndata: ${JSON.stringify(change)}\n\n`);
