@@ -47,7 +47,10 @@ export interface WebStack {
  * PostgreSQL), bootstraps it and creates `admin` and `mia` (a member) with
  * passwords.
  */
-export async function startWebStack(kind: DatabaseKind): Promise<WebStack> {
+export async function startWebStack(
+  kind: DatabaseKind,
+  options: { beforeBootstrap?: (url: string) => Promise<void> } = {},
+): Promise<WebStack> {
   await buildWebApp({ ifStale: true });
   const processes = new ChildProcessGroup();
   const dirs: string[] = [];
@@ -109,6 +112,7 @@ export async function startWebStack(kind: DatabaseKind): Promise<WebStack> {
     const parsed: any = text ? JSON.parse(text) : undefined;
     return { status: response.status, body: parsed };
   };
+  await options.beforeBootstrap?.(url);
   const boot = await call(
     'POST',
     '/api/bootstrap',

@@ -38,8 +38,27 @@ for (const kind of ['pglite', 'postgres'] as const) {
     const contexts: BrowserContext[] = [];
     let alertNumber = 0;
 
+    let setupPage: { text: string; error?: Error } = { text: '' };
     before(async () => {
-      stack = await startWebStack(kind);
+      stack = await startWebStack(kind, {
+        // The page a person sees before the first admin exists, checked once here.
+        async beforeBootstrap(url) {
+          const context = await browser.newContext({ viewport: PHONE, isMobile: true });
+          try {
+            const page = await context.newPage();
+            await page.goto(url + '/');
+            await page.getByRole('heading', { name: 'terdut is not set up yet' }).waitFor();
+            setupPage = { text: await page.locator('main').innerText() };
+            await assertAccessible(page, 'the setup page');
+            await assertNoHorizontalScroll(page, 'the setup page');
+            await screenshot(page, `${kind}-setup-phone`);
+          } catch (error) {
+            setupPage.error = error as Error;
+          } finally {
+            await context.close();
+          }
+        },
+      });
     });
     after(async () => {
       for (const context of contexts) await context.close().catch(() => {});
@@ -88,6 +107,13 @@ for (const kind of ['pglite', 'postgres'] as const) {
       return incident.id;
     }
     const incident = async (id: number) => (await stack.api('GET', `/api/incidents/${id}`)).body;
+
+    test('before bootstrap, the page explains the bootstrap token and the operator', () => {
+      if (setupPage.error) throw setupPage.error;
+      assert.match(setupPage.text, /bootstrap token/);
+      assert.match(setupPage.text, /terdut-operator/);
+      assert.match(setupPage.text, /\/api\/bootstrap/);
+    });
 
     test('a password sign-in lands on the queue; a wrong password is refused in the server’s words', async () => {
       const page = await newPage();
