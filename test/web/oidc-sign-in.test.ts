@@ -65,6 +65,8 @@ forEachDatabase('SSO sign-in in a browser', (database) => {
       assert.equal(await page.getByLabel('Current password').count(), 0);
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('button', { name: 'Sign in with SSO' }).waitFor();
+      const me = await page.evaluate(async () => (await fetch('/api/me')).status);
+      assert.equal(me, 401, 'signing out ended the session on the server');
     } finally {
       await context.close();
     }

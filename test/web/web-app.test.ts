@@ -345,6 +345,49 @@ for (const kind of ['pglite', 'postgres'] as const) {
       assert.deepEqual((await stack.api('GET', '/api/schedule?from=2027-03-10&to=2027-03-10')).body, []);
     });
 
+    test('an admin adds a person, gives a first password and an API key shown once, then revokes it', async () => {
+      const page = await newPage({ as: 'admin' });
+      await page.goto(`${stack.url}/people`);
+      const form = page.getByRole('form', { name: 'Add a person' });
+      await form.getByLabel('Username').fill('noor');
+      await form.getByLabel('Email').fill('noor@example.com');
+      await form.getByRole('button', { name: 'Add person' }).click();
+      const card = page.locator('li.card').filter({ hasText: 'noor@example.com' });
+      await card.waitFor();
+      const people = (await stack.api('GET', '/api/users')).body as {
+        id: number;
+        username: string;
+        role: string;
+      }[];
+      const noor = people.find((person) => person.username === 'noor');
+      assert.equal(noor?.role, 'member');
+
+      await card.getByLabel('First password for noor').fill('noor-first-password-1');
+      await card.getByRole('button', { name: 'Set password' }).click();
+      await card.getByText('Password of noor set.').waitFor();
+      const signIn = await fetch(`${stack.url}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'noor', password: 'noor-first-password-1' }),
+      });
+      assert.equal(signIn.status, 200, 'noor signs in with the first password');
+
+      await card.getByText('API keys of noor').click();
+      await card.getByLabel('Key name').fill('noor-laptop');
+      await card.getByRole('button', { name: 'Create API key' }).click();
+      const shown = await card.locator('code.key').innerText();
+      assert.match(shown, /^[0-9a-f]{64}$/);
+      assert.equal((await stack.api('GET', '/api/me', undefined, shown)).body.user.username, 'noor');
+      page.once('dialog', (dialog) => void dialog.accept());
+      await card.getByRole('button', { name: 'Revoke noor-laptop' }).click();
+      await card.getByRole('button', { name: 'Revoke noor-laptop' }).waitFor({ state: 'detached' });
+      assert.equal(
+        (await stack.api('GET', '/api/me', undefined, shown)).status,
+        401,
+        'the revoked key stops working',
+      );
+    });
+
     test('a member sees no admin pages, and the server refuses them anyway', async () => {
       const page = await newPage({ as: 'mia' });
       assert.equal(
