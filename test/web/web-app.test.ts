@@ -139,6 +139,19 @@ for (const kind of ['pglite', 'postgres'] as const) {
         () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }),
       );
       assert.equal(stored, '{}{}', 'nothing in browser storage: the session cookie only');
+
+      // The session ends elsewhere (signed out on another device, expired): the next refresh shows the sign-in page.
+      const value = (name: string) => cookies.find((cookie) => cookie.name === name)!.value;
+      const signOut = await fetch(`${stack.url}/auth/logout`, {
+        method: 'POST',
+        headers: {
+          cookie: `terdut_session=${value('terdut_session')}; terdut_csrf=${value('terdut_csrf')}`,
+          'x-csrf-token': value('terdut_csrf'),
+        },
+      });
+      assert.equal(signOut.status, 204);
+      await fireAlert('AfterSignOut');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor({ timeout: 20_000 });
     });
 
     test('the queue shows an incident a webhook opened, without a reload', async () => {

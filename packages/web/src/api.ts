@@ -21,8 +21,16 @@ const sessionFetch: typeof fetch = (input, init = {}) => {
   const method = (init.method ?? 'GET').toUpperCase();
   const token = csrfToken();
   if (method !== 'GET' && method !== 'HEAD' && token !== undefined) headers.set('x-csrf-token', token);
-  return fetch(input, { ...init, headers, credentials: 'same-origin' });
+  return fetch(input, { ...init, headers, credentials: 'same-origin' }).then((response) => {
+    // The session expired or was revoked while the page was open: back to the sign-in page.
+    if (response.status === 401 && !new URL(response.url).pathname.startsWith('/auth/'))
+      window.dispatchEvent(new Event(SESSION_ENDED_EVENT));
+    return response;
+  });
 };
+
+/** Dispatched on `window` when the server no longer knows the session. */
+export const SESSION_ENDED_EVENT = 'terdut:session-ended';
 
 export const client = new TerdutClient({ baseUrl: location.origin, fetch: sessionFetch, timeoutMs: 15_000 });
 const http = client.http;

@@ -21,6 +21,7 @@ const stateListeners = new Set<(state: LiveState) => void>();
 let state: LiveState = 'connecting';
 let source: EventSource | undefined;
 let poller: number | undefined;
+let safetyRefresh: number | undefined;
 
 function setState(next: LiveState): void {
   state = next;
@@ -50,7 +51,7 @@ export function startLive(): void {
   poller ??= window.setInterval(() => {
     if (state !== 'live') broadcast('resync');
   }, POLL_MS);
-  window.setInterval(() => broadcast('resync'), SAFETY_REFRESH_MS);
+  safetyRefresh ??= window.setInterval(() => broadcast('resync'), SAFETY_REFRESH_MS);
 }
 
 export function stopLive(): void {

@@ -2,7 +2,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './styles.css';
-import { api, errorText, isUnauthenticated, type Me, type ServerInfo } from './api.ts';
+import { api, errorText, isUnauthenticated, SESSION_ENDED_EVENT, type Me, type ServerInfo } from './api.ts';
 import { Link, navigate, useLocation } from './router.tsx';
 import { startLive, stopLive, useLiveState } from './live.ts';
 import { SessionContext, type Session } from './ui.tsx';
@@ -41,6 +41,16 @@ function App() {
     }
   };
   useEffect(() => void start(), []);
+  useEffect(() => {
+    const ended = () =>
+      setBoot((current) => {
+        if (current.state !== 'signed-in') return current;
+        stopLive();
+        return { state: 'signed-out', info: current.info };
+      });
+    window.addEventListener(SESSION_ENDED_EVENT, ended);
+    return () => window.removeEventListener(SESSION_ENDED_EVENT, ended);
+  }, []);
 
   if (boot.state === 'loading') return <p class="boot">Loading terdut…</p>;
   if (boot.state === 'failed')
