@@ -186,11 +186,11 @@ for (const kind of ['pglite', 'postgres'] as const) {
       const page = await newPage({ as: 'admin' });
       const first = await fireAlert('AckFromQueue');
       const row = page.locator(`[data-incident="${first}"]`);
-      await row.getByRole('button', { name: 'Acknowledge' }).click();
+      await row.getByRole('button', { name: 'Acknowledge', exact: true }).click();
       await row.getByText('acknowledged', { exact: true }).waitFor();
       assert.equal((await incident(first)).acknowledged_by, 'admin');
       await row.getByRole('combobox').selectOption({ label: 'mia' });
-      await row.getByRole('button', { name: 'Assign' }).click();
+      await row.getByRole('button', { name: 'Assign', exact: true }).click();
       await row.getByText('assigned to mia').waitFor();
       assert.equal((await incident(first)).assigned_to, 'mia');
 
@@ -226,33 +226,33 @@ for (const kind of ['pglite', 'postgres'] as const) {
       );
       await page.getByText('instance', { exact: true }).first().waitFor();
 
-      await page.getByRole('button', { name: 'Acknowledge' }).click();
+      await page.getByRole('button', { name: 'Acknowledge', exact: true }).click();
       await page.getByText('acknowledged by admin').waitFor();
       assert.equal((await incident(id)).status, 'acknowledged');
 
       await page.getByRole('button', { name: 'Take back acknowledgement' }).click();
-      await page.getByRole('button', { name: 'Acknowledge' }).waitFor();
+      await page.getByRole('button', { name: 'Acknowledge', exact: true }).waitFor();
       assert.equal((await incident(id)).status, 'triggered');
 
       await page.getByLabel(/Person to assign/).selectOption({ label: 'mia' });
-      await page.getByRole('button', { name: 'Assign' }).click();
+      await page.getByRole('button', { name: 'Assign', exact: true }).click();
       await page.getByText('assigned to mia').waitFor();
       assert.equal((await incident(id)).assigned_to_id, stack.member.id);
 
       await page.getByLabel(/Snooze for/).fill('2x');
-      await page.getByRole('button', { name: 'Snooze' }).click();
+      await page.getByRole('button', { name: 'Snooze', exact: true }).click();
       await page
         .getByRole('alert')
         .filter({ hasText: /duration/ })
         .waitFor();
       await page.getByLabel(/Snooze for/).fill('2h');
-      await page.getByRole('button', { name: 'Snooze' }).click();
-      await page.getByRole('button', { name: 'Un-snooze' }).waitFor();
+      await page.getByRole('button', { name: 'Snooze', exact: true }).click();
+      await page.getByRole('button', { name: 'Un-snooze', exact: true }).waitFor();
       const snoozed = await incident(id);
       const hours = (new Date(snoozed.snoozed_until).getTime() - Date.now()) / 3_600_000;
       assert.ok(hours > 1.9 && hours <= 2, `snoozed for ${hours} h`);
-      await page.getByRole('button', { name: 'Un-snooze' }).click();
-      await page.getByRole('button', { name: 'Snooze' }).waitFor();
+      await page.getByRole('button', { name: 'Un-snooze', exact: true }).click();
+      await page.getByRole('button', { name: 'Snooze', exact: true }).waitFor();
       const woken = (await incident(id)).snoozed_until;
       assert.ok(
         woken === undefined || new Date(woken).getTime() <= Date.now(),
@@ -260,7 +260,7 @@ for (const kind of ['pglite', 'postgres'] as const) {
       );
 
       await page.getByLabel('Note').fill('Disk cleaned up on db-1');
-      await page.getByRole('button', { name: 'Add note' }).click();
+      await page.getByRole('button', { name: 'Add note', exact: true }).click();
       await page.getByText('Disk cleaned up on db-1').waitFor();
       const timeline = (await stack.api('GET', `/api/incidents/${id}/timeline`)).body as {
         type: string;
@@ -269,25 +269,25 @@ for (const kind of ['pglite', 'postgres'] as const) {
       assert.ok(
         timeline.some((event) => event.type === 'note' && event.detail === 'Disk cleaned up on db-1'),
       );
-      await page.getByRole('button', { name: 'Delete note' }).click();
+      await page.getByRole('button', { name: 'Delete note', exact: true }).click();
       await page.getByText('Disk cleaned up on db-1').waitFor({ state: 'detached' });
       const afterDelete = (await stack.api('GET', `/api/incidents/${id}/timeline`)).body as {
         type: string;
       }[];
       assert.ok(!afterDelete.some((event) => event.type === 'note'));
 
-      await page.getByRole('button', { name: 'Resolve' }).click();
+      await page.getByRole('button', { name: 'Resolve', exact: true }).click();
       await page.getByText('Resolving is final').waitFor();
       assert.equal((await incident(id)).status, 'triggered', 'nothing happens before the confirmation');
       await page.getByRole('button', { name: 'Yes, resolve' }).click();
-      await page.getByRole('button', { name: 'Archive' }).waitFor();
+      await page.getByRole('button', { name: 'Archive', exact: true }).waitFor();
       assert.equal((await incident(id)).status, 'resolved');
 
-      await page.getByRole('button', { name: 'Archive' }).click();
-      await page.getByRole('button', { name: 'Un-archive' }).waitFor();
+      await page.getByRole('button', { name: 'Archive', exact: true }).click();
+      await page.getByRole('button', { name: 'Un-archive', exact: true }).waitFor();
       assert.ok((await incident(id)).archived_at);
-      await page.getByRole('button', { name: 'Un-archive' }).click();
-      await page.getByRole('button', { name: 'Archive' }).waitFor();
+      await page.getByRole('button', { name: 'Un-archive', exact: true }).click();
+      await page.getByRole('button', { name: 'Archive', exact: true }).waitFor();
       assert.equal((await incident(id)).archived_at, undefined);
     });
 
@@ -295,7 +295,7 @@ for (const kind of ['pglite', 'postgres'] as const) {
       const id = await fireAlert('AlreadyResolved');
       const page = await newPage({ as: 'admin' });
       await page.goto(`${stack.url}/incidents/${id}`);
-      await page.getByRole('button', { name: 'Resolve' }).click();
+      await page.getByRole('button', { name: 'Resolve', exact: true }).click();
       assert.equal(
         (await stack.api('POST', `/api/incidents/${id}/resolve`, undefined, stack.member.key)).status,
         200,
@@ -308,7 +308,7 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await page
         .getByRole('alert')
         .filter({ hasText: 'incident is resolved' })
-        .or(page.getByRole('button', { name: 'Archive' }))
+        .or(page.getByRole('button', { name: 'Archive', exact: true }))
         .first()
         .waitFor();
     });
@@ -320,7 +320,7 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await watcher.getByText('Live', { exact: true }).waitFor();
       const actor = await newPage({ as: 'admin' });
       await actor.goto(`${stack.url}/incidents/${id}`);
-      await actor.getByRole('button', { name: 'Acknowledge' }).click();
+      await actor.getByRole('button', { name: 'Acknowledge', exact: true }).click();
       const clicked = Date.now();
       await watcher.getByText('acknowledged by admin').waitFor({ timeout: 2000 });
       assert.ok(Date.now() - clicked < 2000);
@@ -457,7 +457,7 @@ for (const kind of ['pglite', 'postgres'] as const) {
       const id = await fireAlert('PhoneTap');
       const page = await newPage({ phone: true, as: 'admin' });
       await page.goto(`${stack.url}/incidents/${id}`);
-      await page.getByRole('button', { name: 'Acknowledge' }).tap();
+      await page.getByRole('button', { name: 'Acknowledge', exact: true }).tap();
       await page.getByText('acknowledged by admin').waitFor();
       assert.equal((await incident(id)).status, 'acknowledged');
       await assertNoHorizontalScroll(page, 'the incident page');
