@@ -14,6 +14,8 @@ export default tseslint.config(
       'tools/bin/**',
       'deploy/**',
       'coverage/**',
+      'packages/web/dist/**',
+      'test/web/screenshots/**',
     ],
   },
   js.configs.recommended,

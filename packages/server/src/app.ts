@@ -29,6 +29,11 @@ import { webhookRoutes } from './routes/webhook/index.ts';
 import { alertRoutes } from './routes/alerts/index.ts';
 import { incidentRoutes } from './routes/incidents/index.ts';
 import { VERSION } from './version.ts';
+import { serverInfoRoutes } from './routes/server-info/index.ts';
+import { eventRoutes, installChangeAnnouncements } from './routes/events/index.ts';
+import { ChangeFeed } from './routes/events/change-feed.ts';
+import { webAppRoutes } from './routes/web/index.ts';
+import { BootstrapGate } from './services/bootstrap-gate.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -45,6 +50,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** Node process metrics (CPU, memory, event loop) on /metrics; off for in-process test apps. */
   processMetrics?: boolean;
+  /** The built web app (default packages/web/dist). */
+  webDir?: string;
 }
 
 /** Pino redaction: credentials never reach the log. */
@@ -74,6 +81,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false,
   });
   const services = createServices({ db: options.db, clock, config: options.config, metrics });
+  const bootstrapGate = new BootstrapGate({ db: options.db });
   app.decorate('services', services);
   app.decorate('metrics', metrics);
 
@@ -91,6 +99,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     metricsToken: options.config.metricsToken,
   });
   installCsrfProtection(app, { publicUrl: options.config.publicUrl });
+  const changes = new ChangeFeed(options.db);
+  installChangeAnnouncements(app, changes);
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.httpRequestDuration
@@ -152,6 +162,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookRoutes(services.intake, metrics));
   await app.register(alertRoutes(services.alerts));
   await app.register(incidentRoutes(services.incidents));
+  await app.register(
+    serverInfoRoutes({ config: options.config, isBootstrapped: () => bootstrapGate.isBootstrapped() }),
+  );
+  await app.register(eventRoutes(changes));
+  await app.register(webAppRoutes({ dir: options.webDir }));
   app.get('/api/openapi.json', { schema: { hide: true }, config: { auth: access.public } }, async () =>
     app.swagger(),
   );

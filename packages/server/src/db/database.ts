@@ -34,7 +34,22 @@ export interface Database extends Queryable {
    */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   poolStats(): PoolStats;
+  /**
+   * Subscribes to PostgreSQL notifications on `channel` (LISTEN); every
+   * replica that listens hears every NOTIFY. Resolves once the LISTEN is in
+   * place; the returned function stops listening.
+   */
+  listen(channel: string, onNotification: (payload: string) => void): Promise<() => Promise<void>>;
+  /** NOTIFY `channel` with `payload` (under 8000 bytes); listeners hear it once the statement commits. */
+  notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
+}
+
+// LISTEN takes an identifier, not a parameter: only plain names are accepted.
+function quoteChannel(channel: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel))
+    throw new Error(`invalid notification channel name "${channel}"`);
+  return `"${channel}"`;
 }
 
 // 64-bit ids are serialised as JSON numbers (api-contract.md); ids never
@@ -72,6 +87,7 @@ export async function openPostgres(
       { cause: error },
     );
   }
+  const listeners = new PostgresListeners(url);
   return {
     kind: 'postgres',
     async query<Row>(sql: string, params: readonly unknown[] = []) {
@@ -105,7 +121,14 @@ export async function openPostgres(
       }
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    close: () => pool.end(),
+    listen: (channel, onNotification) => listeners.listen(channel, onNotification),
+    async notify(channel, payload) {
+      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+    async close() {
+      await listeners.close();
+      await pool.end();
+    },
   };
 }
 
@@ -155,6 +178,14 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
         }),
       ),
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    async listen(channel, onNotification) {
+      quoteChannel(channel);
+      const unsubscribe = await db.listen(channel, onNotification);
+      return () => unsubscribe();
+    },
+    async notify(channel, payload) {
+      await db.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
     close: () => db.close(),
   };
 }
@@ -169,6 +200,89 @@ function withoutStatement(error: unknown): unknown {
   const { code, message } = error as { code?: unknown; message?: unknown };
   const clean = new Error(typeof message === 'string' ? message : 'database error');
   return Object.assign(clean, { code });
+}
+
+/**
+ * LISTEN needs a connection of its own that stays open (a pooled one would be
+ * handed to other queries and its subscriptions lost), so one dedicated client
+ * carries every channel of this process. It is opened on the first listen;
+ * when it drops, it reconnects and listens again, so a database restart only
+ * costs the notifications sent while it was away (the web app refetches on
+ * reconnect, and polls as a fallback).
+ */
+class PostgresListeners {
+  readonly #url: string;
+  readonly #handlers = new Map<string, Set<(payload: string) => void>>();
+  #client: pg.Client | undefined;
+  #connecting: Promise<pg.Client> | undefined;
+  #closed = false;
+
+  constructor(url: string) {
+    this.#url = url;
+  }
+
+  async listen(channel: string, onNotification: (payload: string) => void): Promise<() => Promise<void>> {
+    const quoted = quoteChannel(channel);
+    let handlers = this.#handlers.get(channel);
+    const first = handlers === undefined;
+    if (handlers === undefined) {
+      handlers = new Set();
+      this.#handlers.set(channel, handlers);
+    }
+    handlers.add(onNotification);
+    const client = await this.#connect();
+    if (first) await client.query(`LISTEN ${quoted}`);
+    return async () => {
+      const current = this.#handlers.get(channel);
+      current?.delete(onNotification);
+      if (current?.size === 0) {
+        this.#handlers.delete(channel);
+        await this.#client?.query(`UNLISTEN ${quoted}`).catch(() => {});
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  #connect(): Promise<pg.Client> {
+    if (this.#client) return Promise.resolve(this.#client);
+    this.#connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.#url, connectionTimeoutMillis: 10_000 });
+      client.on('notification', (message) => {
+        for (const handler of this.#handlers.get(message.channel) ?? []) handler(message.payload ?? '');
+      });
+      client.on('error', () => this.#lost(client));
+      client.on('end', () => this.#lost(client));
+      try {
+        await client.connect();
+      } finally {
+        this.#connecting = undefined;
+      }
+      this.#client = client;
+      return client;
+    })();
+    return this.#connecting;
+  }
+
+  #lost(client: pg.Client): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    if (this.#closed) return;
+    const retry = (): void => {
+      if (this.#closed || this.#handlers.size === 0) return;
+      this.#connect()
+        .then(async (fresh) => {
+          for (const channel of this.#handlers.keys()) await fresh.query(`LISTEN ${quoteChannel(channel)}`);
+        })
+        .catch(() => setTimeout(retry, 1000).unref());
+    };
+    setTimeout(retry, 1000).unref();
+  }
 }
 
 /** host:port/db of a connection URL, without user or password, for messages and logs. */

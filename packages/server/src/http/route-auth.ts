@@ -54,6 +54,12 @@ export const access = {
   admin: { kind: 'principal', via: ['api_key', 'session'], role: 'admin' },
   /** Programs only (Alertmanager): a session is refused with 403. */
   apiKey: { kind: 'principal', via: ['api_key'] },
+  /**
+   * Anyone, with the caller resolved when credentials came along: the web
+   * app's page fallback, which must serve anonymous visitors the app but
+   * answer an API-looking path as an unmatched protected one (401 / 404).
+   */
+  signedInIfAny: { kind: 'principal', via: ['api_key', 'session'], optional: true },
   /** A session when there is one (sign-out); anonymous passes. */
   sessionIfAny: { kind: 'principal', via: ['session'], optional: true },
   /** The metrics scraper's token when TERDUT_METRICS_TOKEN is set. */

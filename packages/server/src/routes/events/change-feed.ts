@@ -1,0 +1,77 @@
+import type { Database } from '../../db/database.ts';
+
+/** The NOTIFY channel every replica listens on for changes the web app shows. */
+export const CHANGES_CHANNEL = 'terdut_changes';
+
+/** What changed, as the web app needs it to decide what to refetch. */
+export interface Change {
+  /** `incidents` (an incident, its alerts, timeline or notes), `alerts`, or `schedule`. */
+  topic: 'incidents' | 'alerts' | 'schedule';
+  /** The incident concerned, when one is. */
+  incident_id?: number;
+}
+
+/**
+ * Fans database notifications out to this process's live streams. Changes
+ * are announced with NOTIFY (any replica), heard through LISTEN (every
+ * replica), so a person on replica A sees what someone did on replica B.
+ * The LISTEN starts with the first subscriber, not at boot: a server nobody
+ * watches holds no extra connection.
+ */
+export class ChangeFeed {
+  readonly #db: Database;
+  readonly #subscribers = new Set<(change: Change) => void>();
+  #listening: Promise<unknown> | undefined;
+  #stopListening: (() => Promise<void>) | undefined;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /** Announces `changes` to every replica. Never throws: a lost announcement only delays a refresh. */
+  async announce(changes: Change[]): Promise<void> {
+    for (const change of changes) {
+      await this.#db.notify(CHANGES_CHANNEL, JSON.stringify(change)).catch(() => {});
+    }
+  }
+
+  /** Calls `onChange` for every change from now on; resolves when listening, with the unsubscribe function. */
+  async subscribe(onChange: (change: Change) => void): Promise<() => void> {
+    this.#subscribers.add(onChange);
+    this.#listening ??= this.#db
+      .listen(CHANGES_CHANNEL, (payload) => this.#deliver(payload))
+      .then((stop) => (this.#stopListening = stop));
+    await this.#listening;
+    return () => this.#subscribers.delete(onChange);
+  }
+
+  async close(): Promise<void> {
+    this.#subscribers.clear();
+    await this.#stopListening?.().catch(() => {});
+  }
+
+  #deliver(payload: string): void {
+    let change: Change;
+    try {
+      change = JSON.parse(payload) as Change;
+    } catch {
+      return;
+    }
+    for (const subscriber of this.#subscribers) subscriber(change);
+  }
+}
+
+/**
+ * Which changes a successful write under `path` makes. The routes stay as
+ * they are: one hook after the answer (so after the commit) reads the path.
+ */
+export function changesOfWrite(path: string): Change[] {
+  const incident = /^\/api\/incidents\/(\d+)/.exec(path);
+  if (incident) return [{ topic: 'incidents', incident_id: Number(incident[1]) }];
+  if (path.startsWith('/api/incidents')) return [{ topic: 'incidents' }];
+  // Alertmanager's webhook adds alerts and opens, grows or resolves incidents.
+  if (path.startsWith('/api/webhook') || path.startsWith('/api/alerts'))
+    return [{ topic: 'alerts' }, { topic: 'incidents' }];
+  if (path.startsWith('/api/schedule')) return [{ topic: 'schedule' }];
+  return [];
+}

@@ -1,0 +1,97 @@
+/**
+ * The app's one way to the server: @terdut/client (the API contract's types)
+ * over the browser's fetch, authenticated by the session cookie only. No API
+ * key is ever stored in the browser; state-changing requests carry the CSRF
+ * token that the server put in the readable `terdut_csrf` cookie.
+ */
+import { TerdutApiError, TerdutClient, type User } from '@terdut/client';
+
+const CSRF_COOKIE = 'terdut_csrf';
+
+function csrfToken(): string | undefined {
+  for (const part of document.cookie.split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === CSRF_COOKIE) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
+}
+
+const sessionFetch: typeof fetch = (input, init = {}) => {
+  const headers = new Headers(init.headers);
+  const method = (init.method ?? 'GET').toUpperCase();
+  const token = csrfToken();
+  if (method !== 'GET' && method !== 'HEAD' && token !== undefined) headers.set('x-csrf-token', token);
+  return fetch(input, { ...init, headers, credentials: 'same-origin' }).then((response) => {
+    // The session expired or was revoked while the page was open: back to the sign-in page.
+    if (response.status === 401 && !new URL(response.url).pathname.startsWith('/auth/'))
+      window.dispatchEvent(new Event(SESSION_ENDED_EVENT));
+    return response;
+  });
+};
+
+/** Dispatched on `window` when the server no longer knows the session. */
+export const SESSION_ENDED_EVENT = 'terdut:session-ended';
+
+export const client = new TerdutClient({ baseUrl: location.origin, fetch: sessionFetch, timeoutMs: 15_000 });
+const http = client.http;
+
+export type Role = 'admin' | 'member';
+/** `User` as the server sends it (api-contract.md), with the role the users routes add. */
+export type Person = User & { role: Role };
+export interface Me {
+  user: Person;
+  has_password: boolean;
+}
+export interface ServerInfo {
+  version: string;
+  time_zone: string;
+  oidc: boolean;
+  bootstrapped: boolean;
+}
+export interface AuditEntry {
+  id: number;
+  action: string;
+  actor?: string;
+  actor_user_id?: number;
+  target?: string;
+  detail: Record<string, unknown>;
+  client_address?: string;
+  created_at: string;
+}
+
+/** Calls the contract has and @terdut/client does not wrap yet; same transport, same errors. */
+export const api = {
+  serverInfo: () => http.request<ServerInfo>('GET', '/api/server-info'),
+  me: () => http.request<Me>('GET', '/api/me'),
+  people: () => http.request<Person[]>('GET', '/api/users'),
+  signIn: (username: string, password: string) =>
+    http.request<Me>('POST', '/auth/login', { body: { username, password } }),
+  signOut: () => http.request<void>('POST', '/auth/logout'),
+  createPerson: (username: string, email: string, role: Role) =>
+    http.request<Person>('POST', '/api/users', { body: { username, email, role } }),
+  setRole: (userId: number, role: Role) =>
+    http.request<Person>('PUT', `/api/users/${userId}/role`, { body: { role } }),
+  setPassword: (userId: number, password: string, currentPassword?: string) =>
+    http.request<void>('PUT', `/api/users/${userId}/password`, {
+      body: { password, ...(currentPassword ? { current_password: currentPassword } : {}) },
+    }),
+  setNotifyTopic: (userId: number, topic: string) =>
+    http.request<Person>('PUT', `/api/users/${userId}/notify`, { body: { ntfy_topic: topic } }),
+  audit: (limit = 200) => http.request<AuditEntry[]>('GET', '/api/audit', { query: { limit } }),
+};
+
+/** The server's own words for a failed call, for showing in place. */
+export function errorText(error: unknown): string {
+  if (error instanceof TerdutApiError) {
+    const wait = error.retryAfterSeconds !== undefined ? ` (try again in ${error.retryAfterSeconds} s)` : '';
+    return error.serverMessage + wait;
+  }
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+export function isUnauthenticated(error: unknown): boolean {
+  return error instanceof TerdutApiError && error.status === 401;
+}
+
+export { TerdutApiError };

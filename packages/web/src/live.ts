@@ -1,0 +1,92 @@
+/**
+ * Live updates: the server's event stream (GET /api/events), and polling
+ * when the stream is down. Pages register what to refetch; any change (and
+ * every (re)connection, which may have missed some) triggers a refetch.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+export type LiveState = 'connecting' | 'live' | 'reconnecting';
+export interface Change {
+  topic: 'incidents' | 'alerts' | 'schedule';
+  incident_id?: number;
+}
+
+const POLL_MS = 15_000;
+/** Even while live, refetch now and then: background jobs (snooze expiry, stale alerts) do not announce. */
+const SAFETY_REFRESH_MS = 60_000;
+
+type Listener = (change: Change | 'resync') => void;
+const listeners = new Set<Listener>();
+const stateListeners = new Set<(state: LiveState) => void>();
+let state: LiveState = 'connecting';
+let source: EventSource | undefined;
+let poller: number | undefined;
+let safetyRefresh: number | undefined;
+
+function setState(next: LiveState): void {
+  state = next;
+  stateListeners.forEach((listener) => listener(next));
+}
+
+function broadcast(change: Change | 'resync'): void {
+  listeners.forEach((listener) => listener(change));
+}
+
+/** Opens the stream once signed in; EventSource reconnects by itself (the server says `retry: 2000`). */
+export function startLive(): void {
+  if (source !== undefined) return;
+  source = new EventSource('/api/events');
+  source.addEventListener('ready', () => {
+    setState('live');
+    broadcast('resync');
+  });
+  source.addEventListener('change', (event) => {
+    try {
+      broadcast(JSON.parse((event as MessageEvent<string>).data) as Change);
+    } catch {
+      broadcast('resync');
+    }
+  });
+  source.addEventListener('error', () => setState('reconnecting'));
+  poller ??= window.setInterval(() => {
+    if (state !== 'live') broadcast('resync');
+  }, POLL_MS);
+  safetyRefresh ??= window.setInterval(() => broadcast('resync'), SAFETY_REFRESH_MS);
+}
+
+export function stopLive(): void {
+  source?.close();
+  source = undefined;
+  setState('connecting');
+}
+
+export function useLiveState(): LiveState {
+  const [value, setValue] = useState(state);
+  useEffect(() => {
+    stateListeners.add(setValue);
+    return () => stateListeners.delete(setValue);
+  }, []);
+  return value;
+}
+
+/** Calls `refetch` when a change matches `wants` (and after every reconnection), at most every 300 ms. */
+export function useLive(wants: (change: Change) => boolean, refetch: () => void): void {
+  const latest = useRef({ wants, refetch });
+  latest.current = { wants, refetch };
+  useEffect(() => {
+    let timer: number | undefined;
+    const listener: Listener = (change) => {
+      if (change !== 'resync' && !latest.current.wants(change)) return;
+      if (timer !== undefined) return;
+      timer = window.setTimeout(() => {
+        timer = undefined;
+        latest.current.refetch();
+      }, 150);
+    };
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      window.clearTimeout(timer);
+    };
+  }, []);
+}

@@ -1,0 +1,316 @@
+import { useState } from 'preact/hooks';
+import type { Alert, Incident, IncidentEvent } from '@terdut/client';
+import { api, client } from '../api.ts';
+import { Link } from '../router.tsx';
+import { useLive } from '../live.ts';
+import {
+  ErrorNote,
+  formatTime,
+  Page,
+  SeverityBadge,
+  SNOOZE_CHOICES,
+  StatusBadge,
+  useAction,
+  useData,
+  useSession,
+} from '../ui.tsx';
+import { AssignControl } from './queue.tsx';
+
+/** How each known timeline event reads; unknown types are shown by their name. */
+const EVENT_WORDS: Record<string, string> = {
+  triggered: 'triggered',
+  alert_added: 'alert added',
+  alert_resolved: 'alert resolved',
+  acknowledged: 'acknowledged',
+  unacknowledged: 'took back the acknowledgement',
+  assigned: 'assigned',
+  snoozed: 'snoozed',
+  unsnoozed: 'un-snoozed',
+  resolved: 'resolved',
+  note: 'note',
+};
+
+/** One incident: its alerts, its timeline, and every action on it. */
+export function IncidentPage(props: { id: number }) {
+  const { info, me } = useSession();
+  const incident = useData(() => client.incidents.get(props.id), [props.id]);
+  const timeline = useData(() => client.incidents.timeline(props.id), [props.id]);
+  const people = useData(() => api.people(), []);
+  const refresh = () => {
+    incident.reload();
+    timeline.reload();
+  };
+  useLive((change) => change.topic !== 'schedule' && (change.incident_id ?? props.id) === props.id, refresh);
+  const action = useAction();
+  const act = async (work: () => Promise<unknown>) => {
+    const done = await action.run(work);
+    refresh();
+    return done;
+  };
+
+  if (incident.data === undefined)
+    return (
+      <Page title={`Incident #${props.id}`}>
+        {incident.error ? <ErrorNote error={incident.error} /> : <p>Loading…</p>}
+        <Link href="/">Back to the queue</Link>
+      </Page>
+    );
+  const current = incident.data;
+  return (
+    <Page title={`#${current.id} ${current.title}`}>
+      <div class="facts">
+        <SeverityBadge severity={current.severity} />
+        <StatusBadge
+          status={current.status}
+          snoozed={isSnoozed(current)}
+          archived={current.archived_at !== undefined}
+        />
+        <span>triggered {formatTime(current.triggered_at, info.time_zone)}</span>
+        {current.acknowledged_by && (
+          <span>
+            acknowledged by <strong>{current.acknowledged_by}</strong>
+          </span>
+        )}
+        <span>
+          {current.assigned_to ? (
+            <>
+              assigned to <strong>{current.assigned_to}</strong>
+            </>
+          ) : (
+            'unassigned'
+          )}
+        </span>
+        {isSnoozed(current) && <span>snoozed until {formatTime(current.snoozed_until, info.time_zone)}</span>}
+        {current.resolved_at && (
+          <span>
+            resolved {formatTime(current.resolved_at, info.time_zone)}
+            {current.resolution_source === 'alerts' ? ' (its alerts resolved)' : ''}
+          </span>
+        )}
+      </div>
+      <Actions incident={current} people={people.data ?? []} busy={action.busy} act={act} meId={me.user.id} />
+      <ErrorNote error={action.error} />
+
+      <h2>Alerts</h2>
+      {(current.alerts ?? []).length === 0 && <p class="empty">No alerts.</p>}
+      <ul class="alerts">
+        {(current.alerts ?? []).map((alert) => (
+          <AlertCard key={alert.id} alert={alert} zone={info.time_zone} />
+        ))}
+      </ul>
+
+      <h2>Timeline</h2>
+      <ErrorNote error={timeline.error} />
+      <ol class="timeline">
+        {(timeline.data ?? []).map((event) => (
+          <TimelineEntry
+            key={event.id}
+            event={event}
+            zone={info.time_zone}
+            mine={event.user_id === me.user.id}
+            onDelete={() => act(() => client.incidents.deleteNote(current.id, event.id))}
+          />
+        ))}
+      </ol>
+      <NoteForm onAdd={(text) => act(() => client.incidents.addNote(current.id, text))} busy={action.busy} />
+    </Page>
+  );
+}
+
+function isSnoozed(incident: Incident): boolean {
+  return incident.snoozed_until !== undefined && new Date(incident.snoozed_until).getTime() > Date.now();
+}
+
+function Actions(props: {
+  incident: Incident;
+  people: { id: number; username: string }[];
+  busy: boolean;
+  meId: number;
+  act: (work: () => Promise<unknown>) => Promise<boolean>;
+}) {
+  const { incident, busy, act } = props;
+  const [duration, setDuration] = useState('1h');
+  const [confirming, setConfirming] = useState(false);
+  const id = incident.id;
+  if (incident.status === 'resolved')
+    return (
+      <div class="actions" role="group" aria-label="Actions">
+        {incident.archived_at === undefined ? (
+          <button disabled={busy} onClick={() => void act(() => client.incidents.archive(id))}>
+            Archive
+          </button>
+        ) : (
+          <button disabled={busy} onClick={() => void act(() => client.incidents.unarchive(id))}>
+            Un-archive
+          </button>
+        )}
+      </div>
+    );
+  return (
+    <div class="actions" role="group" aria-label="Actions">
+      {incident.status === 'triggered' ? (
+        <button
+          class="primary big"
+          disabled={busy}
+          onClick={() => void act(() => client.incidents.acknowledge(id))}
+        >
+          Acknowledge
+        </button>
+      ) : (
+        <button disabled={busy} onClick={() => void act(() => client.incidents.unacknowledge(id))}>
+          Take back acknowledgement
+        </button>
+      )}
+      <AssignControl
+        incident={incident}
+        people={props.people}
+        busy={busy}
+        onAssign={(userId) => act(() => client.incidents.assign(id, userId))}
+      />
+      {isSnoozed(incident) ? (
+        <button disabled={busy} onClick={() => void act(() => client.incidents.unsnooze(id))}>
+          Un-snooze
+        </button>
+      ) : (
+        <span class="assign">
+          <label class="inline">
+            <span class="visually-hidden">Snooze for</span>
+            <input
+              list="snooze-choices"
+              size={5}
+              aria-label="Snooze for (30m, 2h, 1h30m)"
+              value={duration}
+              onInput={(event) => setDuration(event.currentTarget.value)}
+            />
+          </label>
+          <datalist id="snooze-choices">
+            {SNOOZE_CHOICES.map((choice) => (
+              <option key={choice} value={choice} />
+            ))}
+          </datalist>
+          <button
+            disabled={busy}
+            onClick={() => void act(() => client.incidents.snooze(id, duration.trim()))}
+          >
+            Snooze
+          </button>
+        </span>
+      )}
+      {confirming ? (
+        <span class="confirm" role="group" aria-label="Confirm resolving">
+          <span>Resolving is final: the incident cannot be reopened.</span>
+          <button
+            class="danger"
+            disabled={busy}
+            onClick={() => void act(() => client.incidents.resolve(id)).then(() => setConfirming(false))}
+          >
+            Yes, resolve
+          </button>
+          <button onClick={() => setConfirming(false)}>Cancel</button>
+        </span>
+      ) : (
+        <button class="danger" disabled={busy} onClick={() => setConfirming(true)}>
+          Resolve
+        </button>
+      )}
+    </div>
+  );
+}
+
+function AlertCard(props: { alert: Alert; zone: string }) {
+  const { alert, zone } = props;
+  const runbook = alert.annotations.runbook_url;
+  return (
+    <li class="alert-card">
+      <div class="row-main">
+        <span class={`badge alert-${alert.status}`}>{alert.status}</span>
+        <strong>{alert.name}</strong>
+        <span class="muted">since {formatTime(alert.starts_at, zone)}</span>
+      </div>
+      {alert.annotations.summary && <p>{alert.annotations.summary}</p>}
+      <dl class="labels">
+        {Object.entries(alert.labels).map(([name, value]) => (
+          <div key={name} class="label">
+            <dt>{name}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+      <details>
+        <summary>Annotations</summary>
+        <dl>
+          {Object.entries(alert.annotations).map(([name, value]) => (
+            <div key={name}>
+              <dt>{name}</dt>
+              <dd>{value}</dd>
+            </div>
+          ))}
+        </dl>
+      </details>
+      <p class="links">
+        {safeUrl(alert.generator_url) && (
+          <a href={alert.generator_url} target="_blank" rel="noopener noreferrer">
+            Source graph ({alert.name})
+          </a>
+        )}
+        {runbook && safeUrl(runbook) && (
+          <a href={runbook} target="_blank" rel="noopener noreferrer">
+            Runbook ({alert.name})
+          </a>
+        )}
+      </p>
+    </li>
+  );
+}
+
+/** Only http(s) links from alerts: a `javascript:` URL in a label must not run when clicked. */
+function safeUrl(url: string | undefined): boolean {
+  return url !== undefined && /^https?:\/\//i.test(url);
+}
+
+function TimelineEntry(props: {
+  event: IncidentEvent;
+  zone: string;
+  mine: boolean;
+  onDelete(): Promise<unknown>;
+}) {
+  const { event } = props;
+  const words = EVENT_WORDS[event.type] ?? event.type.replaceAll('_', ' ');
+  return (
+    <li class={`event event-${EVENT_WORDS[event.type] ? event.type : 'other'}`}>
+      <time dateTime={event.created_at}>{formatTime(event.created_at, props.zone)}</time>{' '}
+      <strong>{event.username ?? 'terdut'}</strong> {event.type === 'note' ? 'wrote' : words}
+      {event.type === 'note' ? (
+        <blockquote>{event.detail}</blockquote>
+      ) : (
+        event.detail && <span class="muted"> — {event.detail}</span>
+      )}
+      {event.type === 'note' && props.mine && (
+        <button class="quiet small" onClick={() => void props.onDelete()}>
+          Delete note
+        </button>
+      )}
+    </li>
+  );
+}
+
+function NoteForm(props: { busy: boolean; onAdd(text: string): Promise<boolean> }) {
+  const [text, setText] = useState('');
+  return (
+    <form
+      class="note-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void props.onAdd(text).then((done) => done && setText(''));
+      }}
+    >
+      <label>
+        Note
+        <textarea rows={3} value={text} onInput={(event) => setText(event.currentTarget.value)} />
+      </label>
+      <button type="submit" disabled={props.busy || text.trim() === ''}>
+        Add note
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,262 @@
+import { useState } from 'preact/hooks';
+import type { ServiceAccount } from '@terdut/client';
+import { api, client, type Person, type Role } from '../api.ts';
+import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
+import { ApiKeysPanel } from './keys.tsx';
+
+/** Admins: people, roles, first passwords, API keys, service accounts, the audit log. */
+export function PeoplePage() {
+  const people = useData(() => api.people(), []);
+  const accounts = useData(() => client.serviceAccounts.list(), []);
+  const audit = useData(() => api.audit(100), []);
+  const { info } = useSession();
+  return (
+    <Page title="People and access">
+      <h2>People</h2>
+      <ErrorNote error={people.error} />
+      <NewPerson onCreated={people.reload} />
+      <ul class="cards">
+        {(people.data ?? []).map((person) => (
+          <PersonCard key={person.id} person={person} onChanged={people.reload} />
+        ))}
+      </ul>
+
+      <h2>Service accounts</h2>
+      <ErrorNote error={accounts.error} />
+      <NewServiceAccount onCreated={accounts.reload} />
+      <ul class="cards">
+        {(accounts.data ?? []).map((account) => (
+          <ServiceAccountCard key={account.id} account={account} onChanged={accounts.reload} />
+        ))}
+      </ul>
+
+      <h2>Audit log</h2>
+      <ErrorNote error={audit.error} />
+      <div class="table-wrap">
+        <table class="audit">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">What</th>
+              <th scope="col">Target</th>
+              <th scope="col">From</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(audit.data ?? []).map((entry) => (
+              <tr key={entry.id}>
+                <td>{formatTime(entry.created_at, info.time_zone)}</td>
+                <td>{entry.actor ?? ''}</td>
+                <td>
+                  {entry.action}
+                  {Object.keys(entry.detail).length > 0 && (
+                    <span class="muted"> {JSON.stringify(entry.detail)}</span>
+                  )}
+                </td>
+                <td>{entry.target ?? ''}</td>
+                <td>{entry.client_address ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </Page>
+  );
+}
+
+function NewPerson(props: { onCreated: () => void }) {
+  const [username, setUsername] = useState('');
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('member');
+  const action = useAction();
+  return (
+    <form
+      class="inline-form"
+      aria-label="Add a person"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void action
+          .run(() => api.createPerson(username.trim(), email.trim(), role))
+          .then((done) => {
+            if (!done) return;
+            setUsername('');
+            setEmail('');
+            props.onCreated();
+          });
+      }}
+    >
+      <label class="inline">
+        Username
+        <input required value={username} onInput={(event) => setUsername(event.currentTarget.value)} />
+      </label>
+      <label class="inline">
+        Email
+        <input type="email" required value={email} onInput={(event) => setEmail(event.currentTarget.value)} />
+      </label>
+      <label class="inline">
+        Role
+        <select value={role} onChange={(event) => setRole(event.currentTarget.value as Role)}>
+          <option value="member">member</option>
+          <option value="admin">admin</option>
+        </select>
+      </label>
+      <button type="submit">Add person</button>
+      <ErrorNote error={action.error} />
+    </form>
+  );
+}
+
+function PersonCard(props: { person: Person; onChanged: () => void }) {
+  const { person } = props;
+  const { me, info } = useSession();
+  const [password, setPassword] = useState('');
+  const [message, setMessage] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const other = person.role === 'admin' ? 'member' : 'admin';
+  return (
+    <li class="card">
+      <div class="row-main">
+        <strong>{person.username}</strong>
+        <span class="badge">{person.role}</span>
+        <span class="muted">
+          {person.email} · since {formatTime(person.created_at, info.time_zone)}
+        </span>
+      </div>
+      <div class="row-actions">
+        <button
+          disabled={action.busy}
+          onClick={() => void action.run(() => api.setRole(person.id, other)).then(props.onChanged)}
+        >
+          Make {person.username} {other}
+        </button>
+        {person.id !== me.user.id && (
+          <button
+            class="danger"
+            disabled={action.busy}
+            onClick={() => {
+              if (confirm(`Delete ${person.username}? Their sessions and API keys stop working.`))
+                void action.run(() => client.users.delete(person.id)).then(props.onChanged);
+            }}
+          >
+            Delete {person.username}
+          </button>
+        )}
+      </div>
+      <form
+        class="inline-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setMessage(undefined);
+          void action
+            .run(() => api.setPassword(person.id, password))
+            .then((done) => {
+              if (done) {
+                setPassword('');
+                setMessage(`Password of ${person.username} set.`);
+              }
+            });
+        }}
+      >
+        <label class="inline">
+          First password for {person.username}
+          <input
+            type="password"
+            autoComplete="new-password"
+            required
+            value={password}
+            onInput={(event) => setPassword(event.currentTarget.value)}
+          />
+        </label>
+        <button type="submit">Set password</button>
+      </form>
+      {message && (
+        <p role="status" class="ok">
+          {message}
+        </p>
+      )}
+      <ErrorNote error={action.error} />
+      <details>
+        <summary>API keys of {person.username}</summary>
+        <ApiKeysPanel
+          owner={person.username}
+          list={() => client.users.listApiKeys(person.id)}
+          create={(name) => client.users.createApiKey(person.id, name)}
+          revoke={(keyId) => client.users.deleteApiKey(person.id, keyId)}
+        />
+      </details>
+    </li>
+  );
+}
+
+function NewServiceAccount(props: { onCreated: () => void }) {
+  const [name, setName] = useState('');
+  const [key, setKey] = useState<string | undefined>(undefined);
+  const action = useAction();
+  return (
+    <>
+      <form
+        class="inline-form"
+        aria-label="Add a service account"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void action
+            .run(async () => {
+              const created = await client.serviceAccounts.create(name.trim());
+              setKey(created.key.key);
+              setName('');
+            })
+            .then(props.onCreated);
+        }}
+      >
+        <label class="inline">
+          Service account name
+          <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        </label>
+        <button type="submit">Add service account</button>
+        <ErrorNote error={action.error} />
+      </form>
+      {key && (
+        <div class="secret" role="status">
+          <p>Its first key. Copy it now: it is shown once.</p>
+          <code class="key">{key}</code>
+          <button type="button" onClick={() => setKey(undefined)}>
+            I have copied it
+          </button>
+        </div>
+      )}
+    </>
+  );
+}
+
+function ServiceAccountCard(props: { account: ServiceAccount; onChanged: () => void }) {
+  const { account } = props;
+  const action = useAction();
+  return (
+    <li class="card">
+      <div class="row-main">
+        <strong>{account.name}</strong>
+        <span class="badge">{account.scope}</span>
+        <button
+          class="danger small"
+          onClick={() => {
+            if (confirm(`Delete the service account ${account.name} and all its keys?`))
+              void action.run(() => client.serviceAccounts.delete(account.id)).then(props.onChanged);
+          }}
+        >
+          Delete {account.name}
+        </button>
+      </div>
+      <ErrorNote error={action.error} />
+      <details>
+        <summary>Keys of {account.name}</summary>
+        <ApiKeysPanel
+          owner={account.name}
+          list={() => client.serviceAccounts.listKeys(account.id)}
+          create={(name) => client.serviceAccounts.createKey(account.id, name)}
+          revoke={(keyId) => client.serviceAccounts.revokeKey(account.id, keyId)}
+        />
+      </details>
+    </li>
+  );
+}

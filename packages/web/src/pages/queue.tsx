@@ -1,0 +1,250 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { Incident, IncidentQuery } from '@terdut/client';
+import { api, client } from '../api.ts';
+import { Link, navigate, useLocation } from '../router.tsx';
+import { useLive } from '../live.ts';
+import {
+  age,
+  ErrorNote,
+  Page,
+  SEVERITY_RANK,
+  SeverityBadge,
+  StatusBadge,
+  useAction,
+  useData,
+  useSession,
+} from '../ui.tsx';
+
+/** The queue's filters, in the terminal client's order. */
+const FILTERS: { key: string; label: string; query: IncidentQuery }[] = [
+  { key: 'open', label: 'Open', query: {} },
+  { key: 'triggered', label: 'Triggered', query: { status: 'triggered' } },
+  { key: 'acknowledged', label: 'Acknowledged', query: { status: 'acknowledged' } },
+  { key: 'resolved', label: 'Resolved', query: { status: 'resolved' } },
+  { key: 'snoozed', label: 'Snoozed', query: { snoozed: true } },
+  { key: 'archived', label: 'Archived', query: { archived: true } },
+];
+
+type Sort = 'severity' | 'newest' | 'oldest';
+
+function sortIncidents(incidents: Incident[], sort: Sort): Incident[] {
+  const byAge = (a: Incident, b: Incident) => b.triggered_at.localeCompare(a.triggered_at);
+  const sorted = [...incidents];
+  if (sort === 'newest') return sorted.sort(byAge);
+  if (sort === 'oldest') return sorted.sort((a, b) => byAge(b, a));
+  const rank = (incident: Incident) => SEVERITY_RANK[incident.severity ?? ''] ?? 9;
+  return sorted.sort((a, b) => rank(a) - rank(b) || byAge(a, b));
+}
+
+/** Home: open incidents, filters, sort, acknowledge and assign from the list, keyboard-driven. */
+export function QueuePage() {
+  const { me } = useSession();
+  const { query: params } = useLocation();
+  const filterKey = params.get('filter') ?? 'open';
+  const filter = FILTERS.find((candidate) => candidate.key === filterKey) ?? FILTERS[0]!;
+  const [sort, setSort] = useState<Sort>('severity');
+  const [text, setText] = useState('');
+  const [selected, setSelected] = useState(0);
+  const search = useRef<HTMLInputElement>(null);
+  const action = useAction();
+
+  const incidents = useData(() => client.incidents.list({ ...filter.query, limit: 500 }), [filter.key]);
+  // Alert counts: the list does not carry them; the alert feed says which incident each alert is in.
+  const alerts = useData(() => client.alerts.list({ limit: 1000 }), []);
+  const people = useData(() => api.people(), []);
+  useLive(
+    (change) => change.topic === 'incidents' || change.topic === 'alerts',
+    () => {
+      incidents.reload();
+      alerts.reload();
+    },
+  );
+
+  const alertCounts = useMemo(() => {
+    const counts = new Map<number, number>();
+    for (const alert of alerts.data ?? [])
+      if (alert.incident_id !== undefined)
+        counts.set(alert.incident_id, (counts.get(alert.incident_id) ?? 0) + 1);
+    return counts;
+  }, [alerts.data]);
+
+  const shown = useMemo(() => {
+    const needle = text.trim().toLowerCase();
+    const matching = (incidents.data ?? []).filter(
+      (incident) =>
+        needle === '' ||
+        `#${incident.id} ${incident.title} ${incident.assigned_to ?? ''} ${incident.severity ?? ''}`
+          .toLowerCase()
+          .includes(needle),
+    );
+    return sortIncidents(matching, sort);
+  }, [incidents.data, sort, text]);
+  const current = shown[Math.min(selected, shown.length - 1)];
+
+  const act = async (work: () => Promise<unknown>) => {
+    if (await action.run(work)) incidents.reload();
+  };
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement;
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      if (['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName)) {
+        if (event.key === 'Escape') target.blur();
+        return;
+      }
+      if (event.key === '/') {
+        event.preventDefault();
+        search.current?.focus();
+      } else if (event.key === 'j')
+        setSelected((index) => Math.min(index + 1, Math.max(shown.length - 1, 0)));
+      else if (event.key === 'k') setSelected((index) => Math.max(index - 1, 0));
+      else if (current === undefined) return;
+      else if (event.key === 'Enter' && target.tagName !== 'BUTTON' && target.tagName !== 'A')
+        navigate(`/incidents/${current.id}`);
+      else if (event.key === 'a') void act(() => client.incidents.acknowledge(current.id));
+      else if (event.key === 's') void act(() => client.incidents.assign(current.id, me.user.id));
+      else if (event.key === 'z') void act(() => client.incidents.snooze(current.id, '1h'));
+      else if (event.key === 'R' && confirm(`Resolve #${current.id} "${current.title}"? Resolving is final.`))
+        void act(() => client.incidents.resolve(current.id));
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  });
+
+  useEffect(() => {
+    document.querySelector<HTMLElement>(`[data-row="${selected}"]`)?.scrollIntoView({ block: 'nearest' });
+  }, [selected]);
+
+  return (
+    <Page title="Incidents">
+      <div class="toolbar">
+        <nav aria-label="Incident filters" class="filters">
+          {FILTERS.map((candidate) => (
+            <Link
+              key={candidate.key}
+              href={candidate.key === 'open' ? '/' : `/?filter=${candidate.key}`}
+              aria-current={candidate.key === filter.key ? 'true' : undefined}
+            >
+              {candidate.label}
+            </Link>
+          ))}
+        </nav>
+        <label class="inline">
+          Sort
+          <select value={sort} onChange={(event) => setSort(event.currentTarget.value as Sort)}>
+            <option value="severity">by severity</option>
+            <option value="newest">newest first</option>
+            <option value="oldest">oldest first</option>
+          </select>
+        </label>
+        <label class="inline grow">
+          Filter
+          <input
+            ref={search}
+            type="search"
+            placeholder="title, assignee, #id (press /)"
+            value={text}
+            onInput={(event) => {
+              setText(event.currentTarget.value);
+              setSelected(0);
+            }}
+          />
+        </label>
+      </div>
+      <p class="hint">
+        Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>Enter</kbd> open, <kbd>a</kbd> acknowledge, <kbd>s</kbd>{' '}
+        assign to me, <kbd>z</kbd> snooze 1h, <kbd>R</kbd> resolve, <kbd>/</kbd> filter.
+      </p>
+      <ErrorNote error={incidents.error ?? action.error} />
+      {incidents.data !== undefined && shown.length === 0 && (
+        <p class="empty">No {filter.label.toLowerCase()} incidents. All quiet.</p>
+      )}
+      <ol class="queue" aria-label={`${filter.label} incidents`}>
+        {shown.map((incident, index) => (
+          <li
+            key={incident.id}
+            data-row={index}
+            data-incident={incident.id}
+            class={index === selected ? 'row selected' : 'row'}
+            onClick={() => setSelected(index)}
+          >
+            <div class="row-main">
+              <SeverityBadge severity={incident.severity} />
+              <StatusBadge
+                status={incident.status}
+                snoozed={
+                  incident.snoozed_until !== undefined && incident.snoozed_until > new Date().toISOString()
+                }
+                archived={incident.archived_at !== undefined}
+              />
+              <Link href={`/incidents/${incident.id}`} class="title">
+                #{incident.id} {incident.title}
+              </Link>
+            </div>
+            <div class="row-meta">
+              <span>{incident.assigned_to ? `assigned to ${incident.assigned_to}` : 'unassigned'}</span>
+              <span>
+                {alertCounts.get(incident.id) ?? 0} alert{alertCounts.get(incident.id) === 1 ? '' : 's'}
+              </span>
+              <span title={incident.triggered_at}>{age(incident.triggered_at)} ago</span>
+            </div>
+            {incident.status !== 'resolved' && (
+              <div class="row-actions">
+                {incident.status === 'triggered' && (
+                  <button
+                    class="primary"
+                    disabled={action.busy}
+                    aria-describedby={`title-${incident.id}`}
+                    onClick={() => void act(() => client.incidents.acknowledge(incident.id))}
+                  >
+                    Acknowledge
+                  </button>
+                )}
+                <AssignControl
+                  incident={incident}
+                  people={people.data ?? []}
+                  busy={action.busy}
+                  onAssign={(userId) => act(() => client.incidents.assign(incident.id, userId))}
+                />
+              </div>
+            )}
+            <span id={`title-${incident.id}`} hidden>
+              #{incident.id} {incident.title}
+            </span>
+          </li>
+        ))}
+      </ol>
+    </Page>
+  );
+}
+
+/** A person picker and an Assign button. */
+export function AssignControl(props: {
+  incident: Incident;
+  people: { id: number; username: string }[];
+  busy: boolean;
+  onAssign: (userId: number) => Promise<unknown>;
+}) {
+  const { me } = useSession();
+  const [userId, setUserId] = useState(String(props.incident.assigned_to_id ?? me.user.id));
+  return (
+    <span class="assign">
+      <select
+        aria-label={`Person to assign #${props.incident.id} to`}
+        value={userId}
+        onChange={(event) => setUserId(event.currentTarget.value)}
+      >
+        {(props.people.length > 0 ? props.people : [me.user]).map((person) => (
+          <option key={person.id} value={String(person.id)}>
+            {person.username}
+            {person.id === me.user.id ? ' (me)' : ''}
+          </option>
+        ))}
+      </select>
+      <button disabled={props.busy} onClick={() => void props.onAssign(Number(userId))}>
+        Assign
+      </button>
+    </span>
+  );
+}

@@ -1,0 +1,208 @@
+import { useState } from 'preact/hooks';
+import type { ScheduleEntry } from '@terdut/client';
+import { api, client, errorText, TerdutApiError } from '../api.ts';
+import { Link, useLocation } from '../router.tsx';
+import { useLive } from '../live.ts';
+import { ErrorNote, Page, todayIn, useAction, useData, useSession } from '../ui.tsx';
+
+const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+
+/** Calendar arithmetic on `YYYY-MM-DD` strings (plain dates: no zone, no daylight saving). */
+function addDays(date: string, days: number): string {
+  const value = new Date(`${date}T00:00:00Z`);
+  value.setUTCDate(value.getUTCDate() + days);
+  return value.toISOString().slice(0, 10);
+}
+function weekdayIndex(date: string): number {
+  return (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
+}
+function monthOf(date: string): string {
+  return date.slice(0, 7);
+}
+function shiftMonth(month: string, by: number): string {
+  const [year, number] = month.split('-').map(Number) as [number, number];
+  const value = new Date(Date.UTC(year, number - 1 + by, 1));
+  return value.toISOString().slice(0, 7);
+}
+function monthName(month: string): string {
+  return new Date(`${month}-01T00:00:00Z`).toLocaleString('en', {
+    month: 'long',
+    year: 'numeric',
+    timeZone: 'UTC',
+  });
+}
+
+/** Who is on call which day: a month in the server's zone, day-based assignments (admins change it). */
+export function SchedulePage() {
+  const { info, me } = useSession();
+  const admin = me.user.role === 'admin';
+  const today = todayIn(info.time_zone);
+  const { query } = useLocation();
+  const month = /^\d{4}-\d{2}$/.test(query.get('month') ?? '') ? query.get('month')! : monthOf(today);
+  const first = `${month}-01`;
+  const gridStart = addDays(first, -weekdayIndex(first));
+  const days = Array.from({ length: 42 }, (_, index) => addDays(gridStart, index));
+  const entries = useData(() => client.schedule.list({ from: days[0], to: days[days.length - 1] }), [month]);
+  const onCall = useData(() => client.schedule.current(), []);
+  const people = useData(() => api.people(), []);
+  useLive(
+    (change) => change.topic === 'schedule',
+    () => {
+      entries.reload();
+      onCall.reload();
+    },
+  );
+  const byDate = new Map<string, ScheduleEntry>((entries.data ?? []).map((entry) => [entry.date, entry]));
+
+  const [picked, setPicked] = useState<string[]>([]);
+  const [person, setPerson] = useState(String(me.user.id));
+  const [conflict, setConflict] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const toggle = (date: string) =>
+    setPicked((current) =>
+      current.includes(date) ? current.filter((d) => d !== date) : [...current, date].sort(),
+    );
+  const assign = async (replace: boolean) => {
+    setConflict(undefined);
+    try {
+      await client.schedule.assign(Number(person), picked, replace ? { replace: true } : {});
+      setPicked([]);
+      entries.reload();
+      onCall.reload();
+      action.clear();
+    } catch (error) {
+      if (error instanceof TerdutApiError && error.status === 409) setConflict(errorText(error));
+      else await action.run(() => Promise.reject(error instanceof Error ? error : new Error(String(error))));
+    }
+  };
+
+  return (
+    <Page title="Schedule">
+      <p>
+        On call today ({today}):{' '}
+        <strong>{onCall.data ? onCall.data.username : onCall.loading ? '…' : 'no one'}</strong>. Days are
+        calendar days in the server's time zone, <strong>{info.time_zone}</strong>.
+      </p>
+      <div class="toolbar">
+        <Link href={`/schedule?month=${shiftMonth(month, -1)}`}>← Previous month</Link>
+        <h2 class="month">{monthName(month)}</h2>
+        <Link href={`/schedule?month=${shiftMonth(month, 1)}`}>Next month →</Link>
+      </div>
+      <ErrorNote error={entries.error} />
+      <div class="calendar" role="grid" aria-label={`On call in ${monthName(month)}`}>
+        <div role="row" class="calendar-row head">
+          {WEEKDAYS.map((day) => (
+            <span role="columnheader" key={day}>
+              {day}
+            </span>
+          ))}
+        </div>
+        {Array.from({ length: 6 }, (_, week) => (
+          <div role="row" class="calendar-row" key={week}>
+            {days.slice(week * 7, week * 7 + 7).map((date) => {
+              const entry = byDate.get(date);
+              const classes = [
+                'day',
+                monthOf(date) === month ? '' : 'other-month',
+                date === today ? 'today' : '',
+              ]
+                .filter(Boolean)
+                .join(' ');
+              return (
+                <div role="gridcell" class={classes} key={date} data-date={date}>
+                  {admin ? (
+                    <label class="day-pick">
+                      <input
+                        type="checkbox"
+                        checked={picked.includes(date)}
+                        onChange={() => toggle(date)}
+                        aria-label={`Select ${date}`}
+                      />
+                      <span class="day-number">{Number(date.slice(8))}</span>
+                    </label>
+                  ) : (
+                    <span class="day-number">{Number(date.slice(8))}</span>
+                  )}
+                  {entry && (
+                    <span class="on-call">
+                      {entry.username}
+                      {admin && (
+                        <button
+                          class="quiet small"
+                          aria-label={`Remove ${entry.username} on ${date}`}
+                          onClick={() =>
+                            void action.run(() => client.schedule.delete(entry.id)).then(entries.reload)
+                          }
+                        >
+                          ×
+                        </button>
+                      )}
+                    </span>
+                  )}
+                  {admin && weekdayIndex(date) === 0 && (
+                    <button
+                      class="quiet small week"
+                      aria-label={`Select the week of ${date}`}
+                      onClick={() => setPicked(Array.from({ length: 7 }, (_, index) => addDays(date, index)))}
+                    >
+                      week
+                    </button>
+                  )}
+                </div>
+              );
+            })}
+          </div>
+        ))}
+      </div>
+      {admin && (
+        <form
+          class="assign-days"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void assign(false);
+          }}
+        >
+          <p>
+            {picked.length === 0
+              ? 'Select days (or a week) in the calendar, then choose who is on call.'
+              : `${picked.length} day${picked.length === 1 ? '' : 's'} selected: ${picked.join(', ')}`}
+          </p>
+          <label class="inline">
+            Person on call
+            <select
+              aria-label="Person on call"
+              value={person}
+              onChange={(event) => setPerson(event.currentTarget.value)}
+            >
+              {(people.data ?? [me.user]).map((candidate) => (
+                <option key={candidate.id} value={String(candidate.id)}>
+                  {candidate.username}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" class="primary" disabled={picked.length === 0}>
+            Assign days
+          </button>
+          {picked.length > 0 && (
+            <button type="button" onClick={() => setPicked([])}>
+              Clear selection
+            </button>
+          )}
+          {conflict !== undefined && (
+            <div class="confirm" role="alert">
+              <p>{conflict}</p>
+              <button type="button" class="danger" onClick={() => void assign(true)}>
+                Replace them
+              </button>
+              <button type="button" onClick={() => setConflict(undefined)}>
+                Keep the schedule
+              </button>
+            </div>
+          )}
+        </form>
+      )}
+      <ErrorNote error={action.error} />
+    </Page>
+  );
+}

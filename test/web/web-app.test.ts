@@ -1,0 +1,508 @@
+/**
+ * The web app in a real browser (Chromium) against real terdut-server
+ * processes, on PGlite and on PostgreSQL (two replicas sharing the database,
+ * so live updates cross replicas through LISTEN/NOTIFY). Every action is
+ * checked through the API afterwards, not only on the page.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { firingAlert, notification } from '../support/alertmanager-payloads.ts';
+import {
+  ADMIN_PASSWORD,
+  assertAccessible,
+  assertNoHorizontalScroll,
+  DESKTOP,
+  launchChromium,
+  MEMBER_PASSWORD,
+  PHONE,
+  screenshot,
+  signIn,
+  startWebStack,
+  type WebStack,
+} from './support.ts';
+
+let browser: Browser;
+before(async () => {
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+});
+
+for (const kind of ['pglite', 'postgres'] as const) {
+  describe(`the web app [${kind}]`, () => {
+    let stack: WebStack;
+    const contexts: BrowserContext[] = [];
+    let alertNumber = 0;
+
+    let setupPage: { text: string; error?: Error } = { text: '' };
+    before(async () => {
+      stack = await startWebStack(kind, {
+        // The page a person sees before the first admin exists, checked once here.
+        async beforeBootstrap(url) {
+          const context = await browser.newContext({ viewport: PHONE, isMobile: true });
+          try {
+            const page = await context.newPage();
+            await page.goto(url + '/');
+            await page.getByRole('heading', { name: 'terdut is not set up yet' }).waitFor();
+            setupPage = { text: await page.locator('main').innerText() };
+            await assertAccessible(page, 'the setup page');
+            await assertNoHorizontalScroll(page, 'the setup page');
+            await screenshot(page, `${kind}-setup-phone`);
+          } catch (error) {
+            setupPage.error = error as Error;
+          } finally {
+            await context.close();
+          }
+        },
+      });
+    });
+    after(async () => {
+      for (const context of contexts) await context.close().catch(() => {});
+      await stack?.close();
+    });
+
+    async function newPage(
+      options: { phone?: boolean; dark?: boolean; url?: string; as?: 'admin' | 'mia' } = {},
+    ): Promise<Page> {
+      const context = await browser.newContext({
+        ...(options.phone
+          ? { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 1 }
+          : { viewport: DESKTOP }),
+        colorScheme: options.dark ? 'dark' : 'light',
+      });
+      contexts.push(context);
+      const page = await context.newPage();
+      if (options.as === 'mia') await signIn(page, options.url ?? stack.url, 'mia', MEMBER_PASSWORD);
+      else if (options.as === 'admin') await signIn(page, options.url ?? stack.url, 'admin', ADMIN_PASSWORD);
+      return page;
+    }
+
+    /** Alertmanager's webhook, over HTTP as Alertmanager sends it; returns the incident it opened. */
+    async function fireAlert(title = `DiskFull${++alertNumber}`): Promise<number> {
+      const payload = notification({
+        alerts: [
+          firingAlert({
+            name: title,
+            severity: 'critical',
+            labels: { instance: `db-${alertNumber}.example:9100` },
+            annotations: {
+              summary: `${title} on db-${alertNumber}`,
+              runbook_url: 'https://runbooks.example/disk-full',
+            },
+            generatorURL: 'http://prometheus.example:9090/graph?g0.expr=up',
+          }),
+        ],
+      });
+      const answer = await stack.api('POST', '/api/webhook/alertmanager', payload);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      const incidents = await stack.api('GET', '/api/incidents');
+      const incident = (incidents.body as { id: number; title: string }[]).find((one) =>
+        one.title.includes(title),
+      );
+      assert.ok(incident, `no incident for ${title}: ${JSON.stringify(incidents.body)}`);
+      return incident.id;
+    }
+    const incident = async (id: number) => (await stack.api('GET', `/api/incidents/${id}`)).body;
+
+    test('before bootstrap, the page explains the bootstrap token and the operator', () => {
+      if (setupPage.error) throw setupPage.error;
+      assert.match(setupPage.text, /bootstrap token/);
+      assert.match(setupPage.text, /terdut-operator/);
+      assert.match(setupPage.text, /\/api\/bootstrap/);
+    });
+
+    test('a password sign-in lands on the queue; a wrong password is refused in the server’s words', async () => {
+      const page = await newPage();
+      await page.goto(stack.url + '/');
+      await page.getByLabel('Username', { exact: true }).fill('admin');
+      await page.getByLabel('Password', { exact: true }).fill('not-the-password-123');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /wrong username or password|invalid/i })
+        .waitFor();
+      assert.equal(
+        await page.getByRole('button', { name: 'Sign in with SSO' }).count(),
+        0,
+        'no SSO without OIDC',
+      );
+      await page.getByLabel('Password', { exact: true }).fill(ADMIN_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { name: 'Incidents' }).waitFor();
+      const cookies = await page.context().cookies();
+      assert.ok(cookies.some((cookie) => cookie.name === 'terdut_session' && cookie.httpOnly));
+      const stored = await page.evaluate(
+        () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }),
+      );
+      assert.equal(stored, '{}{}', 'nothing in browser storage: the session cookie only');
+
+      // The session ends elsewhere (signed out on another device, expired): the next refresh shows the sign-in page.
+      const value = (name: string) => cookies.find((cookie) => cookie.name === name)!.value;
+      const signOut = await fetch(`${stack.url}/auth/logout`, {
+        method: 'POST',
+        headers: {
+          cookie: `terdut_session=${value('terdut_session')}; terdut_csrf=${value('terdut_csrf')}`,
+          'x-csrf-token': value('terdut_csrf'),
+        },
+      });
+      assert.equal(signOut.status, 204);
+      await fireAlert('AfterSignOut');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor({ timeout: 20_000 });
+    });
+
+    test('the queue shows an incident a webhook opened, without a reload', async () => {
+      const page = await newPage({ as: 'admin' });
+      // A cold load (new page, nothing cached) of the signed-in queue, over loopback.
+      const coldContext = await browser.newContext({
+        viewport: DESKTOP,
+        storageState: await page.context().storageState(),
+      });
+      contexts.push(coldContext);
+      const cold = await coldContext.newPage();
+      const started = Date.now();
+      await cold.goto(stack.url + '/');
+      await cold.getByRole('heading', { name: 'Incidents' }).waitFor();
+      await cold
+        .getByText(/All quiet|alert/)
+        .first()
+        .waitFor();
+      console.log(`# [${kind}] cold load of the queue: ${Date.now() - started} ms`);
+      await cold.close();
+      await page.getByText('Live', { exact: true }).waitFor();
+      const id = await fireAlert('QueueShowsWebhook');
+      const row = page.locator(`[data-incident="${id}"]`);
+      await row.waitFor({ timeout: 5000 });
+      assert.match(
+        await row.innerText(),
+        /critical[\s\S]*triggered[\s\S]*QueueShowsWebhook[\s\S]*unassigned[\s\S]*1 alert/,
+      );
+    });
+
+    test('acknowledge and assign from the queue, with the mouse and with the keyboard', async () => {
+      const page = await newPage({ as: 'admin' });
+      const first = await fireAlert('AckFromQueue');
+      const row = page.locator(`[data-incident="${first}"]`);
+      await row.getByRole('button', { name: 'Acknowledge', exact: true }).click();
+      await row.getByText('acknowledged', { exact: true }).waitFor();
+      assert.equal((await incident(first)).acknowledged_by, 'admin');
+      await row.getByRole('combobox').selectOption({ label: 'mia' });
+      await row.getByRole('button', { name: 'Assign', exact: true }).click();
+      await row.getByText('assigned to mia').waitFor();
+      assert.equal((await incident(first)).assigned_to, 'mia');
+
+      const second = await fireAlert('KeysFromQueue');
+      await page.locator(`[data-incident="${second}"]`).waitFor();
+      await page.keyboard.press('/');
+      await page.keyboard.type('KeysFromQueue');
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('a');
+      await page.locator(`[data-incident="${second}"]`).getByText('acknowledged', { exact: true }).waitFor();
+      await page.keyboard.press('s');
+      await page.locator(`[data-incident="${second}"]`).getByText('assigned to admin').waitFor();
+      const after = await incident(second);
+      assert.equal(after.status, 'acknowledged');
+      assert.equal(after.assigned_to, 'admin');
+      await page.keyboard.press('Enter');
+      await page.waitForURL(`**/incidents/${second}`);
+    });
+
+    test('every action on the incident page, each seen through the API', async () => {
+      const id = await fireAlert('IncidentActions');
+      const page = await newPage({ as: 'admin' });
+      await page.goto(`${stack.url}/incidents/${id}`);
+      await page.getByRole('heading', { name: /IncidentActions/ }).waitFor();
+      // The alert with its labels, annotations and links.
+      assert.equal(
+        await page.getByRole('link', { name: /Runbook/ }).getAttribute('href'),
+        'https://runbooks.example/disk-full',
+      );
+      assert.match(
+        (await page.getByRole('link', { name: /Source graph/ }).getAttribute('href')) ?? '',
+        /prometheus\.example/,
+      );
+      await page.getByText('instance', { exact: true }).first().waitFor();
+
+      await page.getByRole('button', { name: 'Acknowledge', exact: true }).click();
+      await page.getByText('acknowledged by admin').waitFor();
+      assert.equal((await incident(id)).status, 'acknowledged');
+
+      await page.getByRole('button', { name: 'Take back acknowledgement' }).click();
+      await page.getByRole('button', { name: 'Acknowledge', exact: true }).waitFor();
+      assert.equal((await incident(id)).status, 'triggered');
+
+      await page.getByLabel(/Person to assign/).selectOption({ label: 'mia' });
+      await page.getByRole('button', { name: 'Assign', exact: true }).click();
+      await page.getByText('assigned to mia').waitFor();
+      assert.equal((await incident(id)).assigned_to_id, stack.member.id);
+
+      await page.getByLabel(/Snooze for/).fill('2x');
+      await page.getByRole('button', { name: 'Snooze', exact: true }).click();
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /duration/ })
+        .waitFor();
+      await page.getByLabel(/Snooze for/).fill('2h');
+      await page.getByRole('button', { name: 'Snooze', exact: true }).click();
+      await page.getByRole('button', { name: 'Un-snooze', exact: true }).waitFor();
+      const snoozed = await incident(id);
+      const hours = (new Date(snoozed.snoozed_until).getTime() - Date.now()) / 3_600_000;
+      assert.ok(hours > 1.9 && hours <= 2, `snoozed for ${hours} h`);
+      await page.getByRole('button', { name: 'Un-snooze', exact: true }).click();
+      await page.getByRole('button', { name: 'Snooze', exact: true }).waitFor();
+      const woken = (await incident(id)).snoozed_until;
+      assert.ok(
+        woken === undefined || new Date(woken).getTime() <= Date.now(),
+        `still snoozed until ${woken}`,
+      );
+
+      await page.getByLabel('Note').fill('Disk cleaned up on db-1');
+      await page.getByRole('button', { name: 'Add note', exact: true }).click();
+      await page.getByText('Disk cleaned up on db-1').waitFor();
+      const timeline = (await stack.api('GET', `/api/incidents/${id}/timeline`)).body as {
+        type: string;
+        detail?: string;
+      }[];
+      assert.ok(
+        timeline.some((event) => event.type === 'note' && event.detail === 'Disk cleaned up on db-1'),
+      );
+      await page.getByRole('button', { name: 'Delete note', exact: true }).click();
+      await page.getByText('Disk cleaned up on db-1').waitFor({ state: 'detached' });
+      const afterDelete = (await stack.api('GET', `/api/incidents/${id}/timeline`)).body as {
+        type: string;
+      }[];
+      assert.ok(!afterDelete.some((event) => event.type === 'note'));
+
+      await page.getByRole('button', { name: 'Resolve', exact: true }).click();
+      await page.getByText('Resolving is final').waitFor();
+      assert.equal((await incident(id)).status, 'triggered', 'nothing happens before the confirmation');
+      await page.getByRole('button', { name: 'Yes, resolve' }).click();
+      await page.getByRole('button', { name: 'Archive', exact: true }).waitFor();
+      assert.equal((await incident(id)).status, 'resolved');
+
+      await page.getByRole('button', { name: 'Archive', exact: true }).click();
+      await page.getByRole('button', { name: 'Un-archive', exact: true }).waitFor();
+      assert.ok((await incident(id)).archived_at);
+      await page.getByRole('button', { name: 'Un-archive', exact: true }).click();
+      await page.getByRole('button', { name: 'Archive', exact: true }).waitFor();
+      assert.equal((await incident(id)).archived_at, undefined);
+    });
+
+    test('a server refusal is shown in place: resolving an incident someone else just resolved', async () => {
+      const id = await fireAlert('AlreadyResolved');
+      const page = await newPage({ as: 'admin' });
+      await page.goto(`${stack.url}/incidents/${id}`);
+      await page.getByRole('button', { name: 'Resolve', exact: true }).click();
+      assert.equal(
+        (await stack.api('POST', `/api/incidents/${id}/resolve`, undefined, stack.member.key)).status,
+        200,
+      );
+      await page
+        .getByRole('button', { name: 'Yes, resolve' })
+        .click({ timeout: 2000 })
+        .catch(() => {});
+      // Either the live update already turned the page into "resolved", or the server's 409 is shown.
+      await page
+        .getByRole('alert')
+        .filter({ hasText: 'incident is resolved' })
+        .or(page.getByRole('button', { name: 'Archive', exact: true }))
+        .first()
+        .waitFor();
+    });
+
+    test('a second person on the incident sees the acknowledgement within two seconds', async () => {
+      const id = await fireAlert('SeenLive');
+      const watcher = await newPage({ as: 'mia', url: stack.urls.at(-1) });
+      await watcher.goto(`${stack.urls.at(-1)}/incidents/${id}`);
+      await watcher.getByText('Live', { exact: true }).waitFor();
+      const actor = await newPage({ as: 'admin' });
+      await actor.goto(`${stack.url}/incidents/${id}`);
+      await actor.getByRole('button', { name: 'Acknowledge', exact: true }).click();
+      const clicked = Date.now();
+      await watcher.getByText('acknowledged by admin').waitFor({ timeout: 2000 });
+      assert.ok(Date.now() - clicked < 2000);
+    });
+
+    test('schedule a week, then replace a day someone else holds after confirming', async () => {
+      const page = await newPage({ as: 'admin' });
+      await page.goto(`${stack.url}/schedule?month=2027-03`);
+      await page.getByRole('heading', { name: 'March 2027' }).waitFor();
+      await page.getByRole('button', { name: 'Select the week of 2027-03-08' }).click();
+      await page.getByRole('combobox', { name: 'Person on call' }).selectOption({ label: 'mia' });
+      await page.getByRole('button', { name: 'Assign days' }).click();
+      await page.locator('[data-date="2027-03-14"]').getByText('mia').waitFor();
+      const week = (await stack.api('GET', '/api/schedule?from=2027-03-08&to=2027-03-14')).body as {
+        username: string;
+      }[];
+      assert.deepEqual(
+        week.map((entry) => entry.username),
+        Array(7).fill('mia'),
+      );
+
+      await page.getByRole('checkbox', { name: 'Select 2027-03-10' }).check();
+      await page.getByRole('combobox', { name: 'Person on call' }).selectOption({ label: 'admin' });
+      await page.getByRole('button', { name: 'Assign days' }).click();
+      await page.getByRole('alert').filter({ hasText: 'already on call: 2027-03-10 (mia)' }).waitFor();
+      let day = (await stack.api('GET', '/api/schedule?from=2027-03-10&to=2027-03-10')).body;
+      assert.equal(day[0].username, 'mia', 'nothing changes before the confirmation');
+      await page.getByRole('button', { name: 'Replace them' }).click();
+      await page.locator('[data-date="2027-03-10"]').getByText('admin').waitFor();
+      day = (await stack.api('GET', '/api/schedule?from=2027-03-10&to=2027-03-10')).body;
+      assert.equal(day[0].username, 'admin');
+
+      await page.getByRole('button', { name: 'Remove admin on 2027-03-10' }).click();
+      await page.locator('[data-date="2027-03-10"]').getByText('admin').waitFor({ state: 'detached' });
+      assert.deepEqual((await stack.api('GET', '/api/schedule?from=2027-03-10&to=2027-03-10')).body, []);
+    });
+
+    test('an admin adds a person, gives a first password and an API key shown once, then revokes it', async () => {
+      const page = await newPage({ as: 'admin' });
+      await page.goto(`${stack.url}/people`);
+      const form = page.getByRole('form', { name: 'Add a person' });
+      await form.getByLabel('Username').fill('noor');
+      await form.getByLabel('Email').fill('noor@example.com');
+      await form.getByRole('button', { name: 'Add person' }).click();
+      const card = page.locator('li.card').filter({ hasText: 'noor@example.com' });
+      await card.waitFor();
+      const people = (await stack.api('GET', '/api/users')).body as {
+        id: number;
+        username: string;
+        role: string;
+      }[];
+      const noor = people.find((person) => person.username === 'noor');
+      assert.equal(noor?.role, 'member');
+
+      await card.getByLabel('First password for noor').fill('noor-first-password-1');
+      await card.getByRole('button', { name: 'Set password' }).click();
+      await card.getByText('Password of noor set.').waitFor();
+      const signIn = await fetch(`${stack.url}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'noor', password: 'noor-first-password-1' }),
+      });
+      assert.equal(signIn.status, 200, 'noor signs in with the first password');
+
+      await card.getByText('API keys of noor').click();
+      await card.getByLabel('Key name').fill('noor-laptop');
+      await card.getByRole('button', { name: 'Create API key' }).click();
+      const shown = await card.locator('code.key').innerText();
+      assert.match(shown, /^[0-9a-f]{64}$/);
+      assert.equal((await stack.api('GET', '/api/me', undefined, shown)).body.user.username, 'noor');
+      page.once('dialog', (dialog) => void dialog.accept());
+      await card.getByRole('button', { name: 'Revoke noor-laptop' }).click();
+      await card.getByRole('button', { name: 'Revoke noor-laptop' }).waitFor({ state: 'detached' });
+      assert.equal(
+        (await stack.api('GET', '/api/me', undefined, shown)).status,
+        401,
+        'the revoked key stops working',
+      );
+    });
+
+    test('a member sees no admin pages, and the server refuses them anyway', async () => {
+      const page = await newPage({ as: 'mia' });
+      assert.equal(
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'People' }).count(),
+        0,
+      );
+      await page.goto(`${stack.url}/people`);
+      await page.getByRole('heading', { name: 'Admins only' }).waitFor();
+      const refused = await page.evaluate(async () => {
+        const csrf =
+          (globalThis as unknown as { document: { cookie: string } }).document.cookie.match(
+            /terdut_csrf=([^;]+)/,
+          )?.[1] ?? '';
+        const audit = await fetch('/api/audit');
+        const create = await fetch('/api/users', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': decodeURIComponent(csrf) },
+          body: JSON.stringify({ username: 'sneaky', email: 'sneaky@example.com', role: 'admin' }),
+        });
+        return [audit.status, create.status];
+      });
+      assert.deepEqual(refused, [403, 403]);
+      await page.goto(`${stack.url}/schedule`);
+      assert.equal(await page.getByRole('button', { name: 'Assign days' }).count(), 0);
+    });
+
+    test('a page of another origin cannot act with the signed-in session', async () => {
+      const id = await fireAlert('ForeignOrigin');
+      const page = await newPage({ as: 'admin' });
+      // Another site (another port on the same host: same-site, so even the
+      // SameSite=Lax cookie goes along) posting a form and a fetch to terdut.
+      const evil: Server = createServer((_request, response) => {
+        response.setHeader('content-type', 'text/html');
+        response.end(`<!doctype html><title>evil</title>
+          <form id="f" method="post" action="${stack.url}/api/incidents/${id}/acknowledge"></form>
+          <script>
+            fetch(${JSON.stringify(`${stack.url}/api/incidents/${id}/resolve`)}, { method: 'POST', credentials: 'include', mode: 'no-cors' })
+              .finally(() => document.getElementById('f').submit());
+          </script>`);
+      });
+      await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+      try {
+        await page.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+        await page.waitForURL(`${stack.url}/api/incidents/${id}/acknowledge`);
+        assert.match(await page.content(), /cross-site request refused/);
+        const after = await incident(id);
+        assert.equal(after.status, 'triggered', 'neither the fetch nor the form changed the incident');
+      } finally {
+        evil.close();
+      }
+    });
+
+    test('on a phone, the incident link opens a page where Acknowledge is one tap', async () => {
+      const id = await fireAlert('PhoneTap');
+      const page = await newPage({ phone: true, as: 'admin' });
+      await page.goto(`${stack.url}/incidents/${id}`);
+      await page.getByRole('button', { name: 'Acknowledge', exact: true }).tap();
+      await page.getByText('acknowledged by admin').waitFor();
+      assert.equal((await incident(id)).status, 'acknowledged');
+      await assertNoHorizontalScroll(page, 'the incident page');
+    });
+
+    test('every page: no serious accessibility problem, no sideways scrolling on a phone, screenshots', async () => {
+      const id = await fireAlert('Screenshots');
+      await stack.api('POST', `/api/incidents/${id}/notes`, { content: 'Looking into it.' });
+      await stack.api('POST', '/api/schedule', {
+        user_id: stack.member.id,
+        dates: [new Date().toISOString().slice(0, 10)],
+      });
+      const pages: [string, string][] = [
+        ['queue', '/'],
+        ['incident', `/incidents/${id}`],
+        ['alerts', '/alerts'],
+        ['schedule', '/schedule'],
+        ['stats', '/stats'],
+        ['people', '/people'],
+        ['me', '/me'],
+      ];
+      // Light on desktop and phone, and dark (the system setting) on desktop: contrast is checked in both.
+      for (const [phone, dark] of [
+        [false, false],
+        [true, false],
+        [false, true],
+      ] as const) {
+        const layout = `${phone ? 'phone' : 'desktop'}${dark ? '-dark' : ''}`;
+        const signedOut = await newPage({ phone, dark });
+        await signedOut.goto(stack.url + '/');
+        await signedOut.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+        await assertAccessible(signedOut, `the sign-in page (${layout})`);
+        if (phone) await assertNoHorizontalScroll(signedOut, 'the sign-in page');
+        await screenshot(signedOut, `${kind}-sign-in-${layout}`);
+
+        const page = await newPage({ phone, dark, as: 'admin' });
+        for (const [name, path] of pages) {
+          await page.goto(stack.url + path);
+          await page.locator('main h1').first().waitFor();
+          await page.waitForLoadState('networkidle').catch(() => {});
+          await assertAccessible(page, `${path} (${layout})`);
+          if (phone) await assertNoHorizontalScroll(page, path);
+          await screenshot(page, `${kind}-${name}-${layout}`);
+        }
+      }
+    });
+  });
+}
