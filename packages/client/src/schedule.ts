@@ -1,14 +1,7 @@
 import { TerdutApiError, type HttpTransport } from './http.ts';
+import type { ScheduleEntry } from '@terdut/contract';
 
-/** One person on call for one calendar day. */
-export interface ScheduleEntry {
-  id: number;
-  user_id: number;
-  username: string;
-  /** `YYYY-MM-DD`, a calendar date in the server's TERDUT_TIMEZONE. */
-  date: string;
-  created_at: string;
-}
+export type { ScheduleEntry } from '@terdut/contract';
 
 /** `/api/schedule`: reads for everyone, changes for admins. */
 export class ScheduleApi {

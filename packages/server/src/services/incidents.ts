@@ -148,7 +148,8 @@ export class IncidentService {
             incident_id: id,
             type: 'snoozed',
             user_id: principal.userId,
-            detail: `for ${formatDuration(ms)}, until ${until.toISOString()}`,
+            // Clients print "Snoozed until <detail>": the end time, RFC 3339, nothing else.
+            detail: until.toISOString(),
           },
         ],
       };

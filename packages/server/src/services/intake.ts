@@ -70,7 +70,7 @@ const MAX_ATTEMPTS = 3;
 /**
  * Receives Alertmanager notifications. Each carries the group's whole current
  * state: alerts are upserted by fingerprint and correlated into the group's
- * open incident in ONE transaction, serialised per group across replicas.
+ * open incident in ONE transaction, serialized per group across replicas.
  */
 export class IntakeService {
   readonly #db: Database;

@@ -1,12 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  BootstrapBody,
+  BootstrapStatusSchema,
+  CredentialSchema,
+  RecoverBody,
+  errors,
+  type Credential,
+} from '@terdut/contract';
 import { RateLimited, type AdminCredential, type BootstrapService } from '../../services/bootstrap.ts';
-import { ErrorSchema, UserSchema, serializeUser } from '../users/wire.ts';
-import { NewApiKeySchema, serializeNewApiKey } from '../api-keys/wire.ts';
+import { serializeUser } from '../users/wire.ts';
+import { serializeNewApiKey } from '../api-keys/wire.ts';
 
-const CredentialSchema = Type.Object({ user: UserSchema, api_key: NewApiKeySchema });
-
-function serializeCredential(credential: AdminCredential) {
+function serializeCredential(credential: AdminCredential): Credential {
   return { user: serializeUser(credential.user), api_key: serializeNewApiKey(credential.apiKey) };
 }
 
@@ -20,7 +26,7 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['bootstrap'];
     const security = [{ bootstrapToken: [] }];
-    const errors = { 400: ErrorSchema, 401: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema };
+    const refusals = errors(400, 401, 429, 503);
 
     // Token and rate limit are checked on request, before the body is
     // validated, so a caller without the token gets 401, never a hint about the body.
@@ -42,7 +48,7 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
           tags,
           summary: 'Whether the instance has been bootstrapped',
           security: [],
-          response: { 200: Type.Object({ bootstrapped: Type.Boolean() }) },
+          response: { 200: BootstrapStatusSchema },
         },
       },
       async () => bootstrap.status(),
@@ -59,8 +65,8 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
           description:
             'Exactly once: 403 {"error":"already bootstrapped"} afterwards. Rate limited per address.',
           security,
-          body: Type.Object({ username: Type.String(), email: Type.String() }),
-          response: { 201: CredentialSchema, ...errors, 403: ErrorSchema },
+          body: BootstrapBody,
+          response: { 201: CredentialSchema, ...refusals, ...errors(403) },
         },
       },
       async (request, reply) =>
@@ -79,8 +85,8 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
           description:
             'Any time after bootstrap (409 before): creates, restores or promotes the user. Rate limited per address.',
           security,
-          body: Type.Object({ username: Type.String(), email: Type.Optional(Type.String()) }),
-          response: { 201: CredentialSchema, ...errors, 409: ErrorSchema },
+          body: RecoverBody,
+          response: { 201: CredentialSchema, ...refusals, ...errors(409) },
         },
       },
       async (request, reply) =>

@@ -201,6 +201,15 @@ forEachDatabase('incidents API', (database) => {
     assert.deepEqual((await timelineTypes(id)).slice(-3), ['snoozed', 'snoozed', 'unsnoozed']);
   });
 
+  test("a snoozed event's detail is the RFC 3339 time the snooze ends", async () => {
+    const id = await openIncident();
+    const snoozed = await call('POST', `/api/incidents/${id}/snooze`, alice, { duration: '2h' });
+    const timeline = (await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[];
+    const event = timeline.find((entry) => entry.type === 'snoozed');
+    assert.equal(event.detail, snoozed.body.snoozed_until);
+    assert.equal(event.detail, new Date(clock.now().getTime() + 2 * 3_600_000).toISOString());
+  });
+
   test('snooze refuses anything but a positive Go-style duration with 400 naming the field', async () => {
     const id = await openIncident();
     for (const duration of ['', '90', '1d', 'soon', '-5m', '0m', '1h 30m', '9999h']) {

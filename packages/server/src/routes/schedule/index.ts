@@ -1,28 +1,21 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import {
+  AssignDaysBody,
+  IdParams,
+  NoContent,
+  ScheduleEntrySchema,
+  ScheduleQuery,
+  errors,
+  type ScheduleEntry,
+} from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import type { ScheduleService } from '../../services/schedule.ts';
-import { MAX_DATES_PER_REQUEST } from '../../services/schedule.ts';
 import type { ScheduleEntryRow } from '../../repositories/schedule.ts';
 
-const CalendarDate = Type.String({ description: 'calendar date, YYYY-MM-DD', examples: ['2026-07-27'] });
-
-/** `ScheduleEntry` of api-contract.md; every field is always present. */
-export const ScheduleEntrySchema = Type.Object(
-  {
-    id: Type.Integer(),
-    user_id: Type.Integer(),
-    username: Type.String(),
-    date: CalendarDate,
-    created_at: Type.String({ format: 'date-time' }),
-  },
-  { title: 'ScheduleEntry', description: 'One person on call for one calendar day' },
-);
-
-const ErrorSchema = Type.Object({ error: Type.String() });
-
 /** Row → wire object. */
-export function serializeScheduleEntry(row: ScheduleEntryRow) {
+export function serializeScheduleEntry(row: ScheduleEntryRow): ScheduleEntry {
   return {
     id: row.id,
     user_id: row.user_id,
@@ -48,8 +41,8 @@ export function scheduleRoutes(schedule: ScheduleService) {
           description:
             'from defaults to today (TERDUT_TIMEZONE), to to from + 30 days; both inclusive. ' +
             'Ordered by date ascending: a schedule reads forward like a calendar.',
-          querystring: Type.Object({ from: Type.Optional(CalendarDate), to: Type.Optional(CalendarDate) }),
-          response: { 200: entryList, 400: ErrorSchema },
+          querystring: ScheduleQuery,
+          response: { 200: entryList, ...errors(400) },
         },
       },
       async (request) => {
@@ -64,7 +57,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
         schema: {
           tags,
           summary: "Today's entry (TERDUT_TIMEZONE); 404 when no one is on call today",
-          response: { 200: ScheduleEntrySchema, 404: ErrorSchema },
+          response: { 200: ScheduleEntrySchema, ...errors(404) },
         },
       },
       async () => serializeScheduleEntry(await schedule.current()),
@@ -79,18 +72,8 @@ export function scheduleRoutes(schedule: ScheduleService) {
           description:
             'All or nothing. A date someone else holds is refused with 409 unless replace is true; ' +
             'dates the person already holds are kept; repeated dates count once.',
-          body: Type.Object({
-            user_id: Type.Integer({ minimum: 1 }),
-            dates: Type.Array(CalendarDate, { maxItems: MAX_DATES_PER_REQUEST * 4 }),
-            replace: Type.Optional(Type.Boolean({ default: false })),
-          }),
-          response: {
-            201: entryList,
-            400: ErrorSchema,
-            403: ErrorSchema,
-            404: ErrorSchema,
-            409: ErrorSchema,
-          },
+          body: AssignDaysBody,
+          response: { 201: entryList, ...errors(400, 403, 404, 409) },
         },
       },
       async (request, reply) => {
@@ -109,8 +92,8 @@ export function scheduleRoutes(schedule: ScheduleService) {
         schema: {
           tags,
           summary: 'Delete one entry (admins)',
-          params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
-          response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema },
+          params: IdParams,
+          response: { 204: NoContent, ...errors(400, 403, 404) },
         },
       },
       async (request, reply) => {

@@ -1,16 +1,9 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { WebhookAcceptedSchema, errors } from '@terdut/contract';
 import type { IntakeService } from '../../services/intake.ts';
 import type { Metrics } from '../../metrics.ts';
 import { WebhookPayload } from '../../alertmanager/webhook.ts';
-
-const Accepted = Type.Object({
-  status: Type.Literal('accepted'),
-  incident_id: Type.Optional(
-    Type.Integer({ description: "the group's open incident after this notification" }),
-  ),
-});
 
 /**
  * `POST /api/webhook/alertmanager`: Alertmanager's webhook v4. 200 only after
@@ -31,7 +24,7 @@ export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
           tags: ['alerts'],
           summary: 'Receive an Alertmanager notification (webhook_configs, version 4)',
           body: WebhookPayload,
-          response: { 200: Accepted },
+          response: { 200: WebhookAcceptedSchema, ...errors(400) },
         },
       },
       async (request) => {
