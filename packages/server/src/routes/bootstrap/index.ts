@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   BootstrapBody,
@@ -8,7 +8,7 @@ import {
   errors,
   type Credential,
 } from '@terdut/contract';
-import { RateLimited, type AdminCredential, type BootstrapService } from '../../services/bootstrap.ts';
+import type { AdminCredential, BootstrapService } from '../../services/bootstrap.ts';
 import { serializeUser } from '../users/wire.ts';
 import { serializeNewApiKey } from '../api-keys/wire.ts';
 
@@ -30,15 +30,10 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
 
     // Token and rate limit are checked on request, before the body is
     // validated, so a caller without the token gets 401, never a hint about the body.
-    const admit =
-      (endpoint: 'bootstrap' | 'recover') => async (request: FastifyRequest, reply: FastifyReply) => {
-        try {
-          await bootstrap.admit(request.headers.authorization, request.ip, endpoint);
-        } catch (error) {
-          if (error instanceof RateLimited) reply.header('retry-after', String(error.secondsToWait));
-          throw error;
-        }
-      };
+    // A 429 carries Retry-After like every other (ApiError.retryAfterSeconds).
+    const admit = (endpoint: 'bootstrap' | 'recover') => async (request: FastifyRequest) => {
+      await bootstrap.admit(request.headers.authorization, request.ip, endpoint);
+    };
 
     app.get(
       '/api/bootstrap',

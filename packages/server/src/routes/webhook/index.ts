@@ -4,6 +4,8 @@ import { WebhookAcceptedSchema, errors } from '@terdut/contract';
 import type { IntakeService } from '../../services/intake.ts';
 import type { Metrics } from '../../metrics.ts';
 import { WebhookPayload } from '../../alertmanager/webhook.ts';
+import { parseNotification } from '../../alertmanager/parse.ts';
+import { ApiError } from '../../errors.ts';
 
 /**
  * `POST /api/webhook/alertmanager`: Alertmanager's webhook v4. 200 only after
@@ -13,9 +15,10 @@ import { WebhookPayload } from '../../alertmanager/webhook.ts';
 export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
-    // Schema failures never reach the service; count them as rejected here.
-    app.addHook('onError', async (_request, _reply, error: FastifyError) => {
-      if (error.validation) metrics.webhookNotifications.inc({ outcome: 'rejected' });
+    // The one place a refused payload is counted: a schema failure, or the adapter's 400.
+    app.addHook('onError', async (_request, _reply, error: FastifyError | ApiError) => {
+      const refused = error instanceof ApiError ? error.status === 400 : error.validation !== undefined;
+      if (refused) metrics.webhookNotifications.inc({ outcome: 'rejected' });
     });
     app.post(
       '/api/webhook/alertmanager',
@@ -28,7 +31,7 @@ export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
         },
       },
       async (request) => {
-        const result = await intake.receive(request.body);
+        const result = await intake.receive(parseNotification(request.body));
         return {
           status: 'accepted' as const,
           ...(result.incident_id !== undefined ? { incident_id: result.incident_id } : {}),
