@@ -1,12 +1,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
-import { ManualClock, startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
 import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  type TestApp,
+  type TestUser,
   firingAlert,
   notification,
   resolvedAlert,
-} from '../../../../../test/support/alertmanager-payloads.ts';
+} from '@terdut/test-support';
 
 forEachDatabase('alerts API', (database) => {
   let server: TestApp;

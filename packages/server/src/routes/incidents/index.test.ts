@@ -1,8 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
-import { ManualClock, startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
-import { firingAlert, notification } from '../../../../../test/support/alertmanager-payloads.ts';
+import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  type TestApp,
+  type TestUser,
+  firingAlert,
+  notification,
+} from '@terdut/test-support';
 
 forEachDatabase('incidents API', (database) => {
   let server: TestApp;

@@ -1,13 +1,17 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestPglite, forEachDatabase } from '../../../../../test/support/databases.ts';
-import { ManualClock, startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
 import {
+  createTestPglite,
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  type TestApp,
+  type TestUser,
   firingAlert,
   notification,
   resolvedAlert,
   type WebhookPayloadJson,
-} from '../../../../../test/support/alertmanager-payloads.ts';
+} from '@terdut/test-support';
 
 forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
   let server: TestApp;
