@@ -6,6 +6,7 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   {
     ignores: [
+      '.fuzz-venv/**',
       'eslint.config.js',
       '**/node_modules/**',
       '.terdut/**',

@@ -37,13 +37,7 @@ import {
 } from './support/operator.ts';
 import { InProcessKubelet } from '../support/in-process-kubelet.ts';
 import { startBenchOperator, type BenchOperator } from '../support/operator-child.ts';
-import {
-  delta,
-  parsePrometheusText,
-  sumBy,
-  total,
-  type Sample,
-} from '../support/operator-metrics.ts';
+import { delta, parsePrometheusText, sumBy, total, type Sample } from '../support/operator-metrics.ts';
 
 const count = 50;
 const windowSeconds = 60;

@@ -17,8 +17,18 @@ export const Timestamp = Type.String({ format: 'date-time' });
 /** Labels or annotations: string to string. */
 export const LabelMap = Type.Record(Type.String(), Type.String());
 
-/** A database id: a positive integer. */
-export const Id = Type.Integer({ minimum: 1 });
+/**
+ * An id of a row, in paths and bodies: 1 … 2^53−1. The database's columns are
+ * 64-bit, but ids are sent as JSON numbers and issued one by one from 1, so no
+ * row ever has an id a JSON number cannot carry. `x-terdut-id` marks it for
+ * the server's check of path text (decimal digits only; see http/ids.ts).
+ */
+export const Id = Type.Integer({
+  minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'an id: decimal digits, 1 to 9007199254740991',
+  'x-terdut-id': true,
+});
 
 /** `{id}` in a path. */
 export const IdParams = Type.Object({ id: Id });

@@ -9,8 +9,12 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { createServices, type Services } from './services/index.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installValidation } from './http/validation.ts';
+import { installIdParamCheck } from './http/ids.ts';
+import { installTextSafety } from './http/text-safety.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { installCsrfProtection } from './http/csrf.ts';
+import { installSecurityHeaders } from './http/security-headers.ts';
+import { access } from './http/route-auth.ts';
 import { signInRoutes } from './routes/auth/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { userRoutes } from './routes/users/index.ts';
@@ -73,9 +77,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   installErrorHandling(app);
   installValidation(app);
+  installIdParamCheck(app);
+  installTextSafety(app);
   // Cookies are parsed before authentication looks for the session cookie.
   await app.register(cookie);
-  installAuthentication(app, services.authentication);
+  installSecurityHeaders(app);
+  installAuthentication(app, {
+    authentication: services.authentication,
+    bootstrap: services.bootstrap,
+    capabilities: services.capabilities,
+    metricsToken: options.config.metricsToken,
+  });
   installCsrfProtection(app, { publicUrl: options.config.publicUrl });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -95,14 +107,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: '64-hex-character API key' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'terdut_session',
+            description: 'browser session from /auth/login; state-changing requests also need X-CSRF-Token',
+          },
           bootstrapToken: {
             type: 'http',
             scheme: 'bearer',
             description: 'the bootstrap token (bootstrap-protocol.md); only for /api/bootstrap',
           },
+          capabilityToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'a signed link for one action on one incident by one person, with an expiry',
+          },
         },
       },
-      security: [{ apiKey: [] }],
+      // Each operation states its own requirement (http/route-auth.ts); nothing is implied.
+      security: [],
     },
   });
 
@@ -125,7 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookRoutes(services.intake, metrics));
   await app.register(alertRoutes(services.alerts));
   await app.register(incidentRoutes(services.incidents));
-  app.get('/api/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
+  app.get('/api/openapi.json', { schema: { hide: true }, config: { auth: access.public } }, async () =>
     app.swagger(),
   );
 

@@ -29,6 +29,16 @@ export interface Config {
    */
   trustedProxies: string[];
   oidc: OidcConfig | undefined;
+  /** Bearer token /metrics requires (TERDUT_METRICS_TOKEN); unset: /metrics is public. */
+  metricsToken: string | undefined;
+  /** PostgreSQL `statement_timeout` of every pooled connection (TERDUT_DB_STATEMENT_TIMEOUT). */
+  dbStatementTimeoutMs: number;
+  /**
+   * How long the server waits for any answer from PostgreSQL before giving up
+   * on a query (TERDUT_DB_QUERY_TIMEOUT): covers a frozen server or network,
+   * which statement_timeout (enforced by that server) cannot.
+   */
+  dbQueryTimeoutMs: number;
 }
 
 export interface OidcConfig {
@@ -126,6 +136,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
 
+  const metricsToken = text('TERDUT_METRICS_TOKEN');
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    throw new ConfigError(
+      'TERDUT_METRICS_TOKEN is too short; use at least 16 characters of randomness (e.g. openssl rand -hex 16)',
+    );
+  }
+
+  const dbStatementTimeoutMs = duration('TERDUT_DB_STATEMENT_TIMEOUT', '30s');
+  const dbQueryTimeoutMs = duration('TERDUT_DB_QUERY_TIMEOUT', '35s');
+  if (dbQueryTimeoutMs < dbStatementTimeoutMs) {
+    throw new ConfigError(
+      `TERDUT_DB_QUERY_TIMEOUT (${dbQueryTimeoutMs} ms) is shorter than TERDUT_DB_STATEMENT_TIMEOUT ` +
+        `(${dbStatementTimeoutMs} ms); make it at least as long, so the server's own timeout answers first`,
+    );
+  }
+
   const issuerUrl = text('TERDUT_OIDC_ISSUER_URL');
   let oidc: OidcConfig | undefined;
   if (issuerUrl !== undefined) {
@@ -195,5 +221,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionTtlMs: duration('TERDUT_SESSION_TTL', '12h'),
     trustedProxies,
     oidc,
+    metricsToken,
+    dbStatementTimeoutMs,
+    dbQueryTimeoutMs,
   };
 }

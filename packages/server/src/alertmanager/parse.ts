@@ -8,6 +8,7 @@ import type { AlertGroupNotification, AlertState } from '../domain/alerts.ts';
 import {
   GO_ZERO_TIME,
   SUPPORTED_WEBHOOK_VERSION,
+  WEBHOOK_LIMITS,
   type WebhookAlert,
   type WebhookPayload,
 } from './webhook.ts';
@@ -24,8 +25,19 @@ export function parseNotification(payload: WebhookPayload): AlertGroupNotificati
       `field "version" is "${payload.version.slice(0, 20)}"; only Alertmanager webhook version "4" is supported`,
     );
   }
+  if (Buffer.byteLength(payload.groupKey, 'utf8') > WEBHOOK_LIMITS.groupKeyBytes) {
+    throw badRequest(`field "groupKey" is longer than ${WEBHOOK_LIMITS.groupKeyBytes} bytes (UTF-8)`);
+  }
   const alerts = new Map<string, AlertState>();
   payload.alerts.forEach((alert: WebhookAlert, index: number) => {
+    let labelSize = 0;
+    for (const [name, value] of Object.entries(alert.labels)) labelSize += name.length + value.length;
+    if (labelSize > WEBHOOK_LIMITS.labelBytesPerAlert) {
+      throw badRequest(
+        `field "alerts.${index}.labels" is too large: ${labelSize} characters of names and values; ` +
+          `at most ${WEBHOOK_LIMITS.labelBytesPerAlert}`,
+      );
+    }
     const startsAt = parseTime(alert.startsAt, `alerts.${index}.startsAt`);
     if (startsAt === null) throw badRequest(`field "alerts.${index}.startsAt" must be a real start time`);
     const endsAt = alert.endsAt === undefined ? null : parseTime(alert.endsAt, `alerts.${index}.endsAt`);

@@ -45,11 +45,20 @@ pg.types.setTypeParser(INT8_OID, (value: string) => Number(value));
 pg.types.setTypeParser(NUMERIC_OID, (value: string) => Number(value));
 
 /** Connects a pool to a real PostgreSQL. Fails fast with a message naming the address. */
-export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Database> {
+export async function openPostgres(
+  url: string,
+  options: { max?: number; statementTimeoutMs?: number; queryTimeoutMs?: number } = {},
+): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: 10_000,
+    // Connecting (or waiting for a free connection) is waiting for an answer too.
+    connectionTimeoutMillis: Math.min(10_000, options.queryTimeoutMs ?? 10_000),
+    // The server cancels a statement running longer than this…
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    // …and the client stops waiting when no answer comes at all (a frozen
+    // server or network), so a request fails with 5xx instead of hanging.
+    query_timeout: options.queryTimeoutMs ?? 35_000,
   });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
@@ -117,7 +126,17 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     sql: string,
     params: readonly unknown[],
   ): Promise<QueryResult<Row>> => {
-    const result = await target.query<Row>(sql, params as unknown[]);
+    let result;
+    try {
+      result = await target.query<Row>(sql, params as unknown[]);
+    } catch (error) {
+      throw withoutStatement(error);
+    }
+    // PGlite runs on this thread and settles its promises without returning
+    // to the event loop: a transaction of many statements would starve every
+    // other request (/healthz included) until it commits. Let pending I/O in
+    // between statements.
+    await new Promise((resolve) => setImmediate(resolve));
     return { rows: result.rows, rowCount: result.affectedRows ?? 0 };
   };
   return {
@@ -138,6 +157,18 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
     close: () => db.close(),
   };
+}
+
+/**
+ * PGlite's errors carry the statement and every parameter (notes, e-mails,
+ * key hashes), which must not reach a log line. Keep what callers and
+ * operators use: the SQLSTATE code and the message.
+ */
+function withoutStatement(error: unknown): unknown {
+  if (typeof error !== 'object' || error === null) return error;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const clean = new Error(typeof message === 'string' ? message : 'database error');
+  return Object.assign(clean, { code });
 }
 
 /** host:port/db of a connection URL, without user or password, for messages and logs. */

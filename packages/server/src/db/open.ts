@@ -7,7 +7,10 @@ import { openPglite, openPostgres, describeUrl, type Database } from './database
 export async function openConfiguredDatabase(config: Config): Promise<{ db: Database; description: string }> {
   if (config.databaseUrl !== undefined) {
     return {
-      db: await openPostgres(config.databaseUrl),
+      db: await openPostgres(config.databaseUrl, {
+        statementTimeoutMs: config.dbStatementTimeoutMs,
+        queryTimeoutMs: config.dbQueryTimeoutMs,
+      }),
       description: `PostgreSQL at ${describeUrl(config.databaseUrl)}`,
     };
   }

@@ -1,58 +1,194 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
 import type { AuthenticationService } from '../services/authentication.ts';
-import { unauthorized } from '../errors.ts';
+import type { BootstrapService } from '../services/bootstrap.ts';
+import type { Capability, CapabilityService } from '../services/capabilities.ts';
+import { ApiError, forbidden, unauthorized } from '../errors.ts';
+import { secretsEqual } from '../auth/secrets.ts';
 import { SESSION_COOKIE } from './session-cookies.ts';
+import { securityOf, withAuthStatuses, type RouteAuth } from './route-auth.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set for every authenticated request; null on public routes without credentials. */
+    /** The caller, on routes whose declaration asks for one; null elsewhere. */
     principal: Principal | null;
+    /** The verified capability, on routes declared `capability`; null elsewhere. */
+    capability: Capability | null;
+  }
+  interface FastifyInstance {
+    /** Every route as registered, with its declaration: what the router-driven tests enumerate. */
+    declaredRoutes: DeclaredRoute[];
   }
   interface FastifyContextConfig {
-    /** The contract marks this `/api/*` route public: no API key or session needed. */
-    public?: boolean;
+    /** Who may call this route (http/route-auth.ts). Required: a route without it is refused at start-up. */
+    auth?: RouteAuth;
   }
 }
 
+export interface DeclaredRoute {
+  method: string;
+  url: string;
+  auth: RouteAuth;
+}
+
+/** The methods some route answers; anything else (TRACE, CONNECT, …) is 405 on every path. */
+const SERVED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'];
+
+export interface AuthenticationDeps {
+  authentication: AuthenticationService;
+  bootstrap: BootstrapService;
+  capabilities: CapabilityService;
+  /** TERDUT_METRICS_TOKEN; undefined leaves /metrics public. */
+  metricsToken: string | undefined;
+}
+
 /**
- * Authenticates every `/api/*` request before its body is parsed, so an
- * anonymous caller gets 401, never a validation error. Routes outside `/api`
- * (health, metrics, sign-in) and routes marked `config.public` pass without
- * credentials; credentials they do carry are still resolved.
+ * Enforces each route's declared authentication (http/route-auth.ts) before
+ * its body is parsed, so an anonymous caller gets 401, never a validation
+ * error. The declaration is read from the route the router matched, so no
+ * spelling of the URL (percent-encoding, absolute form) changes the outcome.
+ * A path no route matches is treated as protected: anonymous callers get 401
+ * there too and learn nothing about which paths exist.
+ *
+ * Also refuses at start-up any route that declares nothing, and adds the
+ * declaration's `security` and 401/403 answers to the route's OpenAPI entry.
+ * Must be installed before the routes and before @fastify/swagger.
  */
-export function installAuthentication(app: FastifyInstance, authentication: AuthenticationService): void {
+export function installAuthentication(app: FastifyInstance, deps: AuthenticationDeps): void {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request) => {
-    request.principal = await resolvePrincipal(request, authentication);
-    const protectedRoute = request.url.startsWith('/api/') && request.routeOptions.config.public !== true;
-    if (protectedRoute && request.principal === null) {
-      throw unauthorized(
-        request.headers.authorization
-          ? 'invalid API key'
-          : 'authentication required: send Authorization: Bearer <api key>, or sign in at /auth/login',
+  app.decorateRequest('capability', null);
+  const declaredRoutes: DeclaredRoute[] = [];
+  app.decorate('declaredRoutes', declaredRoutes);
+
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth;
+    if (auth === undefined) {
+      throw new Error(
+        `route ${String(route.method)} ${route.url} declares no authentication; add config: { auth: access.… } ` +
+          '(packages/server/src/http/route-auth.ts)',
       );
+    }
+    for (const method of ([] as string[]).concat(route.method))
+      declaredRoutes.push({ method, url: route.url, auth });
+    if (route.schema !== undefined) {
+      route.schema = {
+        ...route.schema,
+        security: securityOf(auth),
+        response: withAuthStatuses(route.schema.response as Record<string, unknown> | undefined, auth),
+      };
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) {
+      if (!SERVED_METHODS.includes(request.method)) {
+        reply.header('allow', SERVED_METHODS.join(', '));
+        throw new ApiError(
+          405,
+          `method ${request.method} is not allowed; use one of ${SERVED_METHODS.join(', ')}`,
+        );
+      }
+      // Deny by default: only signed-in callers hear "no route".
+      request.principal = await principalFrom(request, deps.authentication, ['api_key', 'session']);
+      if (request.principal === null) throw unauthorized(credentialAdvice(request));
+      return;
+    }
+    const auth = request.routeOptions.config.auth;
+    if (auth === undefined) throw unauthorized(); // unreachable: onRoute refuses such routes
+    switch (auth.kind) {
+      case 'public':
+        return;
+      case 'metrics_token':
+        if (deps.metricsToken !== undefined && !bearerEquals(request, deps.metricsToken)) {
+          throw unauthorized('metrics token required: send Authorization: Bearer <TERDUT_METRICS_TOKEN>');
+        }
+        return;
+      case 'bootstrap_token':
+        await deps.bootstrap.admit(request.headers.authorization, request.ip, auth.endpoint);
+        return;
+      case 'capability': {
+        const token = bearerOf(request);
+        const capability =
+          token === undefined ? undefined : await deps.capabilities.verify(token, auth.action);
+        if (capability === undefined) {
+          throw unauthorized(
+            'a valid, unexpired link is required for this action; open the latest page again',
+          );
+        }
+        const params = request.params as Record<string, string | undefined>;
+        if (params[auth.incidentParam] !== String(capability.incidentId)) {
+          throw forbidden('this link is for another incident');
+        }
+        request.capability = capability;
+        return;
+      }
+      case 'principal': {
+        const principal = await principalFrom(request, deps.authentication, auth.via);
+        if (principal === null) {
+          if (auth.optional) return;
+          throw unauthorized(credentialAdvice(request));
+        }
+        if (!auth.via.includes(principal.via)) {
+          throw forbidden(
+            `this route accepts ${auth.via.map((via) => via.replace('_', ' ')).join(' or ')} only; ` +
+              `send Authorization: Bearer <api key>`,
+          );
+        }
+        if (auth.role === 'admin' && principal.role !== 'admin') {
+          throw forbidden(`only admins may ${request.method} ${request.routeOptions.url ?? 'this route'}`);
+        }
+        request.principal = principal;
+        return;
+      }
     }
   });
 }
 
-async function resolvePrincipal(
+function credentialAdvice(request: FastifyRequest): string {
+  return request.headers.authorization
+    ? 'invalid API key'
+    : 'authentication required: send Authorization: Bearer <api key>, or sign in at /auth/login';
+}
+
+/**
+ * The principal behind the request's API key or session cookie. An
+ * Authorization header wins over a cookie. A session is resolved only where
+ * the route accepts sessions, so a route for programs never consults one;
+ * an API key is always resolved, so a key on a session-only route is refused
+ * by kind (403) rather than as missing (401).
+ */
+async function principalFrom(
   request: FastifyRequest,
   authentication: AuthenticationService,
+  via: readonly ('api_key' | 'session')[],
 ): Promise<Principal | null> {
-  const header = request.headers.authorization;
-  if (header !== undefined) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) return null;
-    return (await authentication.authenticateApiKey(match[1]!)) ?? null;
+  if (request.headers.authorization !== undefined) {
+    const key = bearerOf(request);
+    if (key === undefined) return null;
+    return (await authentication.authenticateApiKey(key)) ?? null;
   }
   const sessionCookie = request.cookies[SESSION_COOKIE];
-  if (sessionCookie === undefined) return null;
+  if (sessionCookie === undefined || !via.includes('session')) return null;
   return (await authentication.authenticateSession(sessionCookie)) ?? null;
 }
 
-/** The caller of an authenticated route. Throws 401 if, against expectation, there is none. */
+function bearerOf(request: FastifyRequest): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+}
+
+function bearerEquals(request: FastifyRequest, expected: string): boolean {
+  const given = bearerOf(request);
+  return given !== undefined && secretsEqual(given, expected);
+}
+
+/** The caller of a route declared `principal` (not optional). The hook guarantees one; 401 guards a mis-declared route. */
 export function principalOf(request: FastifyRequest): Principal {
   if (request.principal === null) throw unauthorized();
   return request.principal;
+}
+
+/** The verified capability of a route declared `capability`. */
+export function capabilityOf(request: FastifyRequest): Capability {
+  if (request.capability === null) throw unauthorized();
+  return request.capability;
 }

@@ -7,17 +7,18 @@ import { arrivedOverHttps, CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './se
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Cross-site request forgery protection for browser sessions. A
- * state-changing request under /api or /auth that a session cookie
- * authenticates must
- *  - carry the session's CSRF token in X-CSRF-Token (double submit: the
- *    token is in the readable `terdut_csrf` cookie, which another site's page
- *    cannot read), and
+ * Cross-site request forgery protection for browser sessions, driven by the
+ * matched route's declaration (http/route-auth.ts), never by the URL text.
+ * A state-changing request to a route that accepts sessions must
+ *  - if a session cookie authenticated it, carry the session's CSRF token in
+ *    X-CSRF-Token (double submit: the token is in the readable `terdut_csrf`
+ *    cookie, which another site's page cannot read), and
  *  - if the browser sent an Origin header, come from our own origin
  *    (TERDUT_PUBLIC_URL, or the Host it was sent to).
- * The Origin check also applies to /auth/login, so another site cannot sign a
- * visitor in to an account of its choosing. Requests authenticated by an API
- * key carry no ambient credentials and are not checked.
+ * The Origin check also applies to public routes declared `sameOrigin`
+ * (/auth/login), so another site cannot sign a visitor in to an account of
+ * its choosing. Requests authenticated by an API key, a bootstrap token or a
+ * capability carry no ambient credentials and are not checked.
  * Runs after installAuthentication (it reads request.principal).
  */
 export function installCsrfProtection(
@@ -25,10 +26,12 @@ export function installCsrfProtection(
   options: { publicUrl: string | undefined },
 ): void {
   app.addHook('onRequest', async (request) => {
-    if (SAFE_METHODS.has(request.method)) return;
-    const path = request.url;
-    if (!path.startsWith('/api/') && !path.startsWith('/auth/')) return;
-    if (request.principal?.via === 'api_key') return;
+    if (SAFE_METHODS.has(request.method) || request.is404) return;
+    const auth = request.routeOptions.config.auth;
+    const browserRoute =
+      (auth?.kind === 'principal' && auth.via.includes('session')) ||
+      (auth?.kind === 'public' && auth.sameOrigin === true);
+    if (!browserRoute || request.principal?.via === 'api_key') return;
 
     const origin = request.headers.origin;
     if (origin !== undefined && !allowedOrigins(request, options.publicUrl).includes(origin)) {

@@ -20,7 +20,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (status !== undefined && status >= 400 && status < 500) {
       return reply.status(status).send({ error: fastifyError.message });
     }
-    request.log.error({ err: error }, 'request failed');
+    // Code, message and stack only: database errors may carry statement
+    // parameters or row values (detail) that do not belong in a log.
+    const { name, message, stack, code } = error as Error & { code?: unknown };
+    request.log.error({ err: { type: name, message, stack, code } }, 'request failed');
     return reply.status(500).send({ error: 'internal server error; see the server log for details' });
   });
   app.setNotFoundHandler((request, reply) => {
@@ -42,6 +45,11 @@ function describeValidation(error: FastifyError): string {
     return `${context} field "${String(params.additionalProperty)}" is not allowed`;
   }
   const field = path || context;
+  // An error in a key (propertyNames): say which key, not only which object.
+  const propertyName = (first as { propertyName?: unknown }).propertyName;
+  if (typeof propertyName === 'string') {
+    return `${context === 'body' ? '' : context + ' '}field "${field}" has a key "${propertyName.slice(0, 40)}" that ${first.message ?? 'is invalid'}`;
+  }
   // A contract schema may say in words what its pattern or limits mean.
   const explained: unknown = (first as { parentSchema?: { errorMessage?: unknown } }).parentSchema
     ?.errorMessage;

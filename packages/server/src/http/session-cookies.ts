@@ -9,13 +9,14 @@ export const CSRF_HEADER = 'x-csrf-token';
 
 /**
  * True when the browser reached us over HTTPS: directly, through a proxy
- * that says so (X-Forwarded-Proto), or per TERDUT_PUBLIC_URL. Secure cookies
+ * we trust that says so (X-Forwarded-Proto), or per TERDUT_PUBLIC_URL. Secure cookies
  * are then never sent over plain HTTP.
  */
 export function arrivedOverHttps(request: FastifyRequest, publicUrl: string | undefined): boolean {
-  const forwarded = request.headers['x-forwarded-proto'];
-  const proto = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-  return request.protocol === 'https' || proto === 'https' || publicUrl?.startsWith('https:') === true;
+  // request.protocol believes X-Forwarded-Proto only from TERDUT_TRUSTED_PROXIES
+  // (Fastify's trustProxy); any other client could claim https and get cookies
+  // it may then send over plain HTTP.
+  return request.protocol === 'https' || publicUrl?.startsWith('https:') === true;
 }
 
 /**

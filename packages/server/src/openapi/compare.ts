@@ -162,13 +162,12 @@ function typeOf(schema: Json): string {
   return typeof schema.type === 'string' ? schema.type : 'any';
 }
 
+/** The allowed values (`const`, `enum`, or a union of them), as sorted JSON; `[]` when any value goes. */
 function enumOf(schema: Json): string {
-  const values = Array.isArray(schema.anyOf)
-    ? (schema.anyOf as Json[]).map((member) => member.const)
-    : 'const' in schema
-      ? [schema.const]
-      : ((schema.enum as unknown[]) ?? []);
-  return JSON.stringify(values.filter((value) => value !== undefined).sort());
+  const valuesOf = (member: Json): unknown[] =>
+    'const' in member ? [member.const] : Array.isArray(member.enum) ? (member.enum as unknown[]) : [];
+  const values = Array.isArray(schema.anyOf) ? (schema.anyOf as Json[]).flatMap(valuesOf) : valuesOf(schema);
+  return JSON.stringify(values.map((value) => JSON.stringify(value)).sort());
 }
 
 function same(a: unknown, b: unknown): boolean {

@@ -70,6 +70,7 @@ function schemaText(schema: Json | undefined, depth = 0): string {
   if (Array.isArray(schema.anyOf))
     return (schema.anyOf as Json[]).map((s) => schemaText(s, depth + 1)).join(' | ');
   if ('const' in schema) return JSON.stringify(schema.const);
+  if (Array.isArray(schema.enum)) return schema.enum.map((value) => JSON.stringify(value)).join(' | ');
   if (schema.type === 'array') return `${schemaText(schema.items as Json, depth + 1)}[]`;
   if (schema.type === 'object' && schema.properties) {
     if (typeof schema.title === 'string' && depth === 0) {

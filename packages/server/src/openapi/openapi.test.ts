@@ -82,6 +82,35 @@ test('a request field that becomes required is breaking; a new optional one is n
   );
 });
 
+test('narrowing the values a response field may take is breaking', () => {
+  const roles = (values: string[]) => ({
+    openapi: '3.1.0',
+    paths: {
+      '/api/me': {
+        get: {
+          responses: {
+            200: {
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: {
+                      role: { anyOf: values.map((value) => ({ type: 'string', enum: [value] })) },
+                    },
+                    required: ['role'],
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  });
+  assert.deepEqual(compareOpenApi(roles(['admin', 'member']), roles(['admin', 'member'])).breaking, []);
+  assert.equal(compareOpenApi(roles(['admin', 'member']), roles(['admin'])).breaking.length, 1);
+});
+
 test('the document tells clients that hour and day statistics are in TERDUT_TIMEZONE', async () => {
   const document = JSON.parse((await generatedDocs)['docs/openapi.json']!);
   const paths = document.paths as Record<string, { get: { summary: string } }>;

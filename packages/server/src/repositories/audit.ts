@@ -28,6 +28,25 @@ export async function insertAuditRow(db: Queryable, row: NewAuditRow): Promise<v
   );
 }
 
+/**
+ * Adds one to the `count` of this minute's row with the same action, address
+ * and detail, if there is one; answers whether there was. Repeated events of
+ * one kind from one address (a flood of refused bootstrap attempts) then cost
+ * one row per address per minute, not one per attempt.
+ */
+export async function countIntoThisMinutesRow(db: Queryable, row: NewAuditRow): Promise<boolean> {
+  const result = await db.query(
+    `UPDATE audit_log
+        SET detail = jsonb_set(detail, '{count}', to_jsonb(COALESCE((detail->>'count')::int, 1) + 1))
+      WHERE id = (SELECT id FROM audit_log
+                   WHERE created_at >= date_trunc('minute', now())
+                     AND action = $1 AND client_address IS NOT DISTINCT FROM $2 AND detail @> $3::jsonb
+                   ORDER BY id DESC LIMIT 1)`,
+    [row.action, row.clientAddress, JSON.stringify(row.detail)],
+  );
+  return result.rowCount > 0;
+}
+
 /** The newest `limit` entries, newest first. */
 export async function listAuditRows(db: Queryable, limit: number): Promise<AuditRow[]> {
   const result = await db.query<AuditRow>(

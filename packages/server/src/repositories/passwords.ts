@@ -15,7 +15,7 @@ export async function findPasswordHolderByUsername(
 ): Promise<PasswordHolderRow | undefined> {
   const result = await db.query<PasswordHolderRow>(
     `SELECT id, username, role, password_hash FROM users
-      WHERE username = $1 AND deleted_at IS NULL AND kind = 'person'`,
+      WHERE lower(username) = lower($1) AND deleted_at IS NULL AND kind = 'person'`,
     [username],
   );
   return result.rows[0];

@@ -20,7 +20,7 @@ export interface NewUser {
   kind?: 'person' | 'service';
 }
 
-/** Inserts a user. A live user with the same username violates `users_username_live` (unique). */
+/** Inserts a user. A live user with the same username in any case violates `users_username_live_ci` (unique). */
 export async function insertUser(db: Queryable, user: NewUser): Promise<UserRow> {
   const result = await db.query<UserRow>(
     `INSERT INTO users (username, email, role, kind) VALUES ($1, $2, $3, $4) RETURNING ${USER_COLUMNS}`,
@@ -47,10 +47,10 @@ export async function findPersonById(db: Queryable, id: number): Promise<UserRow
   return result.rows[0];
 }
 
-/** A live user of any kind by username. */
+/** A live user of any kind by username, in any case (usernames are unique regardless of case). */
 export async function findUserByUsername(db: Queryable, username: string): Promise<UserRow | undefined> {
   const result = await db.query<UserRow>(
-    `SELECT ${USER_COLUMNS} FROM users WHERE username = $1 AND deleted_at IS NULL`,
+    `SELECT ${USER_COLUMNS} FROM users WHERE lower(username) = lower($1) AND deleted_at IS NULL`,
     [username],
   );
   return result.rows[0];
@@ -63,7 +63,7 @@ export async function findDeletedPersonByUsername(
 ): Promise<UserRow | undefined> {
   const result = await db.query<UserRow>(
     `SELECT ${USER_COLUMNS} FROM users
-      WHERE username = $1 AND kind = 'person' AND deleted_at IS NOT NULL
+      WHERE lower(username) = lower($1) AND kind = 'person' AND deleted_at IS NOT NULL
       ORDER BY deleted_at DESC, id DESC LIMIT 1`,
     [username],
   );

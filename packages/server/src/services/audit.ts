@@ -2,7 +2,13 @@ import { DEFAULT_AUDIT_LIMIT } from '@terdut/contract';
 import type { Database, Queryable } from '../db/database.ts';
 import type { Principal } from '../auth/principal.ts';
 import { requireAdmin } from '../auth/principal.ts';
-import { insertAuditRow, listAuditRows, type AuditRow } from '../repositories/audit.ts';
+import {
+  countIntoThisMinutesRow,
+  insertAuditRow,
+  listAuditRows,
+  type AuditRow,
+  type NewAuditRow,
+} from '../repositories/audit.ts';
 
 /**
  * Who did it: a signed-in principal (its user id is recorded), or a named
@@ -36,15 +42,18 @@ export class AuditService {
    * @example await audit.record(tx, { actor: principal, action: 'user.deleted', target: `user:${id}` });
    */
   async record(tx: Queryable, event: AuditEvent): Promise<void> {
-    const actor = event.actor;
-    await insertAuditRow(tx, {
-      actorUserId: 'userId' in actor ? actor.userId : null,
-      actor: 'userId' in actor ? actor.username : actor.name,
-      action: event.action,
-      target: event.target ?? null,
-      detail: event.detail ?? {},
-      clientAddress: event.clientAddress ?? null,
-    });
+    await insertAuditRow(tx, rowOf(event));
+  }
+
+  /**
+   * Records an event anyone can cause over and over (a refused bootstrap
+   * attempt) as one row per action, address and detail per minute, whose
+   * `detail.count` says how many there were: a flood cannot fill the table.
+   */
+  async recordRepeated(db: Queryable, event: AuditEvent): Promise<void> {
+    const row = rowOf(event);
+    if (await countIntoThisMinutesRow(db, row)) return;
+    await insertAuditRow(db, { ...row, detail: { ...row.detail, count: 1 } });
   }
 
   /** The newest entries first (admins only). */
@@ -52,4 +61,16 @@ export class AuditService {
     requireAdmin(principal, 'read the audit log');
     return listAuditRows(this.#db, options.limit ?? DEFAULT_AUDIT_LIMIT);
   }
+}
+
+function rowOf(event: AuditEvent): NewAuditRow {
+  const actor = event.actor;
+  return {
+    actorUserId: 'userId' in actor ? actor.userId : null,
+    actor: 'userId' in actor ? actor.username : actor.name,
+    action: event.action,
+    target: event.target ?? null,
+    detail: event.detail ?? {},
+    clientAddress: event.clientAddress ?? null,
+  };
 }

@@ -155,7 +155,7 @@ export class BootstrapService {
           ? undefined
           : 'invalid bootstrap token';
     if (refusal === undefined) return;
-    await this.#audit.record(this.#db, {
+    await this.#audit.recordRepeated(this.#db, {
       actor: { name: 'anonymous' },
       action: `${endpoint === 'bootstrap' ? 'bootstrap' : 'bootstrap.recover'}.denied`,
       detail: { reason: given === undefined ? 'missing token' : 'wrong token' },

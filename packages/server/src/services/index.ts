@@ -22,6 +22,7 @@ import { IncidentService } from './incidents.ts';
 import { AlertService } from './alerts.ts';
 import { AlertExpiryService } from './alert-expiry.ts';
 import { RetentionService } from './retention.ts';
+import { CapabilityService } from './capabilities.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
 export interface ServiceDeps {
@@ -49,6 +50,7 @@ export interface Services {
   alerts: AlertService;
   alertExpiry: AlertExpiryService;
   retention: RetentionService;
+  capabilities: CapabilityService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -82,5 +84,6 @@ export function createServices(deps: ServiceDeps): Services {
     alerts: new AlertService(deps),
     alertExpiry: new AlertExpiryService(deps),
     retention: new RetentionService(deps),
+    capabilities: new CapabilityService(deps),
   };
 }

@@ -23,6 +23,7 @@ import { insertEvents, type NewIncidentEvent } from '../repositories/incident-ev
 import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
 import { resolveIfAllAlertsResolved } from './incident-resolution.ts';
+import { batchRowsFor, inBatches } from '../db/batches.ts';
 
 /**
  * How one alert of a notification relates to what is stored:
@@ -61,12 +62,14 @@ export class IntakeService {
   readonly #clock: Clock;
   readonly #metrics: Metrics;
   readonly #staleAfterMs: number;
+  readonly #batchRows: number;
 
   constructor(deps: { db: Database; clock: Clock; metrics: Metrics; config: { alertStaleAfterMs: number } }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#metrics = deps.metrics;
     this.#staleAfterMs = deps.config.alertStaleAfterMs;
+    this.#batchRows = batchRowsFor(deps.db);
   }
 
   /**
@@ -113,13 +116,16 @@ export class IntakeService {
     // Every writer of this group waits here, on every replica, until we commit.
     await lockIncidentGroup(tx, groupKey);
     let incident = await lockOpenIncidentOfGroup(tx, groupKey);
-    const live = (await upsertAlerts(tx, notification.alerts, now)).filter(
+    // Set-at-a-time writes go in slices (db/batches.ts): the largest
+    // notification must not hold PGlite's thread, and so /healthz, for long.
+    const batch = this.#batchRows;
+    const live = (await upsertAlerts(tx, notification.alerts, now, batch)).filter(
       (alert) => alert.change !== 'outdated',
     );
-    const links = await linksInGroup(
-      tx,
-      groupKey,
+    const links = await inBatches(
       live.map((alert) => alert.row.id),
+      batch,
+      (ids) => linksInGroup(tx, groupKey, ids),
     );
 
     let opened = false;
@@ -127,10 +133,13 @@ export class IntakeService {
       incident = await openForNewOccurrence(tx, notification, live, links, now);
       opened = incident !== undefined;
     }
-    const joined = incident === undefined ? undefined : await joinIncident(tx, incident, live, links, now);
+    const joined =
+      incident === undefined ? undefined : await joinIncident(tx, incident, live, links, now, batch);
     if (joined !== undefined) incident = joined.incident;
     const afterClose = resolvedAfterClose(live, links, joined?.handled ?? new Set());
-    await insertEvents(tx, [...(joined?.events ?? []), ...afterClose], now);
+    await inBatches([...(joined?.events ?? []), ...afterClose], batch, (slice) =>
+      insertEvents(tx, slice, now),
+    );
 
     // The notification refreshed what it carried; whatever the group has
     // that nothing refreshed for too long is presumed resolved.
@@ -199,6 +208,7 @@ async function joinIncident(
   live: ReceivedAlert[],
   links: IncidentAlertLink[],
   now: Date,
+  batch: number,
 ): Promise<{ incident: IncidentRow; events: NewIncidentEvent[]; handled: Set<number> }> {
   const events: NewIncidentEvent[] = [];
   const handled = new Set<number>();
@@ -226,16 +236,15 @@ async function joinIncident(
     }
   }
   if (joining.length === 0) return { incident, events, handled };
-  await linkAlerts(
-    tx,
-    incident.id,
+  await inBatches(
     joining.map((row) => ({ alert_id: row.id, occurrence_starts_at: row.starts_at })),
-    now,
+    batch,
+    (slice) => linkAlerts(tx, incident.id, slice, now),
   );
-  await setAlertsIncident(
-    tx,
+  await inBatches(
     joining.map((row) => row.id),
-    incident.id,
+    batch,
+    (ids) => setAlertsIncident(tx, ids, incident.id),
   );
   return { incident: await raiseSeverity(tx, incident, joining), events, handled };
 }
@@ -259,14 +268,24 @@ function resolvedAfterClose(
 }
 
 /** Stores each alert's state and says how it changed; unchanged ones only get "last seen". */
-async function upsertAlerts(tx: Queryable, alerts: AlertState[], now: Date): Promise<ReceivedAlert[]> {
+async function upsertAlerts(
+  tx: Queryable,
+  alerts: AlertState[],
+  now: Date,
+  batch: number,
+): Promise<ReceivedAlert[]> {
   const byFingerprint = new Map(alerts.map((alert) => [alert.fingerprint, alert]));
+  // Sorted before slicing: concurrent writers lock the same slices in the same order (no deadlock).
+  const fingerprints = [...byFingerprint.keys()].sort();
   const existing = new Map(
-    (await lockAlertsByFingerprint(tx, [...byFingerprint.keys()])).map((row) => [row.fingerprint, row]),
+    (await inBatches(fingerprints, batch, (slice) => lockAlertsByFingerprint(tx, slice))).map((row) => [
+      row.fingerprint,
+      row,
+    ]),
   );
   const received: ReceivedAlert[] = [];
   const missing = alerts.filter((alert) => !existing.has(alert.fingerprint));
-  const inserted = await insertAlerts(tx, missing, now);
+  const inserted = await inBatches(missing, batch, (slice) => insertAlerts(tx, slice, now));
   for (const row of inserted) received.push({ row, change: 'new' });
   if (inserted.length < missing.length) {
     // Another group's notification inserted some of them first (the same
@@ -296,7 +315,7 @@ async function upsertAlerts(tx: Queryable, alerts: AlertState[], now: Date): Pro
         });
     }
   }
-  await touchAlerts(tx, touched, alerts[0]?.group_key ?? '', now);
+  await inBatches(touched, batch, (ids) => touchAlerts(tx, ids, alerts[0]?.group_key ?? '', now));
   // Payload order, for a timeline that reads like the notification.
   const order = new Map(alerts.map((alert, index) => [alert.fingerprint, index]));
   return received.sort((a, b) => order.get(a.row.fingerprint)! - order.get(b.row.fingerprint)!);

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { AlertListQuery, AlertSchema, IdParams, errors } from '@terdut/contract';
 import type { AlertService } from '../../services/alerts.ts';
 import { serializeAlert } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
 
 /** `GET /api/alerts` and `GET /api/alerts/{id}` (read-only; alerts change through the intake). */
 export function alertRoutes(alerts: AlertService) {
@@ -13,6 +14,7 @@ export function alertRoutes(alerts: AlertService) {
     app.get(
       '/api/alerts',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags: ['alerts'],
           summary: 'Alerts, newest first',
@@ -26,6 +28,7 @@ export function alertRoutes(alerts: AlertService) {
     app.get(
       '/api/alerts/:id',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags: ['alerts'],
           summary: 'One alert',

@@ -13,6 +13,7 @@ import {
 import { principalOf } from '../../http/authentication.ts';
 import type { ApiKeyService } from '../../services/api-keys.ts';
 import { serializeApiKey, serializeNewApiKey } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
 
 /** `/api/users/{id}/api-keys`: members manage their own keys, admins anyone's. */
 export function apiKeyRoutes(apiKeys: ApiKeyService) {
@@ -23,6 +24,7 @@ export function apiKeyRoutes(apiKeys: ApiKeyService) {
     app.get(
       '/api/users/:id/api-keys',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Keys of a person, newest first, without the keys themselves',
@@ -36,6 +38,7 @@ export function apiKeyRoutes(apiKeys: ApiKeyService) {
     app.post(
       '/api/users/:id/api-keys',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Create a key; the answer is the only time `key` is shown',
@@ -58,6 +61,7 @@ export function apiKeyRoutes(apiKeys: ApiKeyService) {
     app.delete(
       '/api/users/:id/api-keys/:key_id',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Delete a key',

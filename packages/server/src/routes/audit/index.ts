@@ -5,6 +5,7 @@ import { AuditEntrySchema, AuditQuery, errors, type AuditEntry } from '@terdut/c
 import { principalOf } from '../../http/authentication.ts';
 import type { AuditService } from '../../services/audit.ts';
 import type { AuditRow } from '../../repositories/audit.ts';
+import { access } from '../../http/route-auth.ts';
 
 /** Row → wire audit entry; absent actor, target and address are omitted. */
 export function serializeAuditEntry(row: AuditRow): AuditEntry {
@@ -27,6 +28,7 @@ export function auditRoutes(audit: AuditService) {
     app.get(
       '/api/audit',
       {
+        config: { auth: access.admin },
         schema: {
           tags: ['audit'],
           summary: 'Audit log, newest first (admins)',

@@ -115,16 +115,29 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     assert.equal(me.body.has_password, true);
   });
 
-  test('the session cookie is Secure when the request arrived over HTTPS through a proxy', async () => {
-    const person = await personWithPassword();
-    const response = await server.app.inject({
-      method: 'POST',
-      url: '/auth/login',
-      headers: { 'x-forwarded-proto': 'https' },
-      payload: { username: person.username, password: person.password },
+  test('the session cookie is Secure when a trusted proxy says the request arrived over HTTPS, not when anyone else says so', async () => {
+    const behindProxy = await startTestApp(database(), {
+      clock,
+      config: testConfig({ TERDUT_TRUSTED_PROXIES: '10.0.0.1' }),
     });
-    const setCookie = ([] as string[]).concat(response.headers['set-cookie'] as string[]);
-    assert.ok(setCookie.every((line) => /; Secure/.test(line)));
+    try {
+      const signInFrom = async (remoteAddress: string) => {
+        const person = await personWithPassword();
+        const response = await behindProxy.app.inject({
+          method: 'POST',
+          url: '/auth/login',
+          remoteAddress,
+          headers: { 'x-forwarded-proto': 'https' },
+          payload: { username: person.username, password: person.password },
+        });
+        assert.equal(response.statusCode, 200);
+        return ([] as string[]).concat(response.headers['set-cookie'] as string[]);
+      };
+      assert.ok((await signInFrom('10.0.0.1')).every((line) => /; Secure/.test(line)));
+      assert.ok((await signInFrom('203.0.113.9')).every((line) => !/; Secure/.test(line)));
+    } finally {
+      await behindProxy.close();
+    }
   });
 
   test('a sign-in form posted from another site is refused (no signing visitors in to a chosen account)', async () => {

@@ -13,6 +13,7 @@ import type { SignInService } from '../../services/sign-in.ts';
 import type { PasswordService } from '../../services/passwords.ts';
 import { serializeUser } from '../users/wire.ts';
 import { ApiError } from '../../errors.ts';
+import { access } from '../../http/route-auth.ts';
 
 /** Holds the signed OIDC state, nonce and PKCE verifier between the redirect out and the callback. */
 const OIDC_FLOW_COOKIE = 'terdut_oidc';
@@ -38,7 +39,7 @@ export function signInRoutes(deps: SignInRouteDeps) {
     // The person sees the answer; whoever runs the server should see, in the
     // log, that the provider fails or that someone was turned away.
     app.addHook('onError', async (request, _reply, error) => {
-      if (!(error instanceof ApiError) || !request.url.startsWith('/auth/')) return;
+      if (!(error instanceof ApiError) || request.routeOptions.url?.startsWith('/auth/') !== true) return;
       if (error.status >= 500) request.log.warn({ reason: error.message }, 'sign-in failed on our side');
       else if (error.status === 403) request.log.info({ reason: error.message }, 'sign-in refused');
     });
@@ -46,6 +47,7 @@ export function signInRoutes(deps: SignInRouteDeps) {
     app.post(
       '/auth/login',
       {
+        config: { auth: access.publicSameOrigin },
         schema: {
           tags,
           summary: 'Sign in with a username and password; sets the session and CSRF cookies',
@@ -71,6 +73,7 @@ export function signInRoutes(deps: SignInRouteDeps) {
     app.post(
       '/auth/logout',
       {
+        config: { auth: access.sessionIfAny },
         schema: {
           tags,
           summary: 'Sign out: revokes the session and clears its cookies (needs X-CSRF-Token)',
@@ -90,6 +93,7 @@ export function signInRoutes(deps: SignInRouteDeps) {
     app.get(
       '/auth/oidc/login',
       {
+        config: { auth: access.public },
         schema: {
           tags,
           summary: 'Start OIDC sign-in: redirects to the identity provider',
@@ -115,6 +119,7 @@ export function signInRoutes(deps: SignInRouteDeps) {
     app.get(
       '/auth/oidc/callback',
       {
+        config: { auth: access.public },
         schema: {
           tags,
           summary: 'Where the identity provider sends the browser back; starts a session and redirects to /',
@@ -142,6 +147,7 @@ export function signInRoutes(deps: SignInRouteDeps) {
     app.put(
       '/api/users/:id/password',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags: ['users'],
           summary: "Set a password (your own, or anyone's as an admin)",

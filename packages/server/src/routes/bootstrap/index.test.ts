@@ -169,6 +169,31 @@ forEachDatabase('bootstrap', (database, kind) => {
     ]);
   });
 
+  test('a flood of refused attempts from one address costs one audit row per minute, with a count', async () => {
+    for (let i = 0; i < 8; i++) {
+      const refused = await server.app.inject({
+        method: 'POST',
+        url: '/api/bootstrap',
+        remoteAddress: address,
+        headers: { authorization: `Bearer wrong-token-${i}` },
+        payload: { username: 'x', email: '' },
+      });
+      assert.equal(refused.statusCode, 401);
+    }
+    const rows = await database().query<{ action: string; detail: { reason: string; count: number } }>(
+      'SELECT action, detail FROM audit_log ORDER BY id',
+    );
+    // Two rows only if the attempts straddled a minute boundary.
+    assert.ok(rows.rows.length <= 2, `${rows.rows.length} rows`);
+    assert.ok(
+      rows.rows.every((row) => row.action === 'bootstrap.denied' && row.detail.reason === 'wrong token'),
+    );
+    assert.equal(
+      rows.rows.reduce((sum, row) => sum + row.detail.count, 0),
+      8,
+    );
+  });
+
   test('a database with people but no bootstrap record (pre-protocol) counts as bootstrapped', async () => {
     const veteran = await insertUser(database(), {
       username: 'veteran',

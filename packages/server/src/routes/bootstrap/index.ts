@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   BootstrapBody,
@@ -11,6 +11,7 @@ import {
 import type { AdminCredential, BootstrapService } from '../../services/bootstrap.ts';
 import { serializeUser } from '../users/wire.ts';
 import { serializeNewApiKey } from '../api-keys/wire.ts';
+import { access } from '../../http/route-auth.ts';
 
 function serializeCredential(credential: AdminCredential): Credential {
   return { user: serializeUser(credential.user), api_key: serializeNewApiKey(credential.apiKey) };
@@ -18,8 +19,10 @@ function serializeCredential(credential: AdminCredential): Credential {
 
 /**
  * `/api/bootstrap`: claim a fresh instance, or recover admin access, with the
- * bootstrap token (bootstrap-protocol.md). These routes are public to the
- * API-key check: the token is their credential, checked by the service.
+ * bootstrap token (bootstrap-protocol.md). The POST routes declare the token
+ * as their credential; the authentication hook checks it (and the rate limit)
+ * before the body is validated, so a caller without it gets 401, never a hint
+ * about the body.
  */
 export function bootstrapRoutes(bootstrap: BootstrapService) {
   return async (plain: FastifyInstance): Promise<void> => {
@@ -28,17 +31,10 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
     const security = [{ bootstrapToken: [] }];
     const refusals = errors(400, 401, 429, 503);
 
-    // Token and rate limit are checked on request, before the body is
-    // validated, so a caller without the token gets 401, never a hint about the body.
-    // A 429 carries Retry-After like every other (ApiError.retryAfterSeconds).
-    const admit = (endpoint: 'bootstrap' | 'recover') => async (request: FastifyRequest) => {
-      await bootstrap.admit(request.headers.authorization, request.ip, endpoint);
-    };
-
     app.get(
       '/api/bootstrap',
       {
-        config: { public: true },
+        config: { auth: access.public },
         schema: {
           tags,
           summary: 'Whether the instance has been bootstrapped',
@@ -52,8 +48,7 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
     app.post(
       '/api/bootstrap',
       {
-        config: { public: true },
-        onRequest: admit('bootstrap'),
+        config: { auth: access.bootstrapToken('bootstrap') },
         schema: {
           tags,
           summary: 'Create the first admin and its API key (Authorization: Bearer <bootstrap token>)',
@@ -71,8 +66,7 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
     app.post(
       '/api/bootstrap/recover',
       {
-        config: { public: true },
-        onRequest: admit('recover'),
+        config: { auth: access.bootstrapToken('recover') },
         schema: {
           tags,
           summary:

@@ -16,6 +16,7 @@ import {
 import { principalOf } from '../../http/authentication.ts';
 import type { IncidentService } from '../../services/incidents.ts';
 import { serializeEvent, serializeIncident } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
 
 /** Incidents: the list, one incident, its timeline and every action people take on it. */
 export function incidentRoutes(service: IncidentService) {
@@ -32,6 +33,7 @@ export function incidentRoutes(service: IncidentService) {
     app.get(
       '/api/incidents',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Incidents, newest first. Default: open, not archived, not currently snoozed',
@@ -44,6 +46,7 @@ export function incidentRoutes(service: IncidentService) {
     app.get(
       '/api/incidents/:id',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'One incident with its alerts',
@@ -59,6 +62,7 @@ export function incidentRoutes(service: IncidentService) {
     app.get(
       '/api/incidents/:id/timeline',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Timeline, oldest first',
@@ -70,13 +74,13 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.post(
       '/api/incidents/:id/acknowledge',
-      { schema: { ...one, summary: 'Acknowledge' } },
+      { config: { auth: access.signedIn }, schema: { ...one, summary: 'Acknowledge' } },
       async (request) =>
         serializeIncident(await incidents().acknowledge(principalOf(request), request.params.id)),
     );
     app.delete(
       '/api/incidents/:id/acknowledge',
-      { schema: { ...none, summary: 'Take the acknowledgement back' } },
+      { config: { auth: access.signedIn }, schema: { ...none, summary: 'Take the acknowledgement back' } },
       async (request, reply) => {
         await incidents().unacknowledge(principalOf(request), request.params.id);
         return reply.status(204).send(null);
@@ -84,7 +88,10 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.post(
       '/api/incidents/:id/assign',
-      { schema: { ...one, body: AssignBody, summary: 'Assign to a person (404 if no such user)' } },
+      {
+        config: { auth: access.signedIn },
+        schema: { ...one, body: AssignBody, summary: 'Assign to a person (404 if no such user)' },
+      },
       async (request) =>
         serializeIncident(
           await incidents().assign(principalOf(request), request.params.id, request.body.user_id),
@@ -92,7 +99,10 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.post(
       '/api/incidents/:id/snooze',
-      { schema: { ...one, body: SnoozeBody, summary: 'Snooze for a Go-style duration' } },
+      {
+        config: { auth: access.signedIn },
+        schema: { ...one, body: SnoozeBody, summary: 'Snooze for a Go-style duration' },
+      },
       async (request) =>
         serializeIncident(
           await incidents().snooze(principalOf(request), request.params.id, request.body.duration),
@@ -100,7 +110,7 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.delete(
       '/api/incidents/:id/snooze',
-      { schema: { ...none, summary: 'End the snooze' } },
+      { config: { auth: access.signedIn }, schema: { ...none, summary: 'End the snooze' } },
       async (request, reply) => {
         await incidents().unsnooze(principalOf(request), request.params.id);
         return reply.status(204).send(null);
@@ -108,19 +118,25 @@ export function incidentRoutes(service: IncidentService) {
     );
     app.post(
       '/api/incidents/:id/resolve',
-      { schema: { ...one, summary: 'Resolve by hand (terminal; 409 if already resolved)' } },
+      {
+        config: { auth: access.signedIn },
+        schema: { ...one, summary: 'Resolve by hand (terminal; 409 if already resolved)' },
+      },
       async (request) =>
         serializeIncident(await incidents().resolve(principalOf(request), request.params.id)),
     );
     app.post(
       '/api/incidents/:id/archive',
-      { schema: { ...one, summary: 'Archive a resolved incident (409 otherwise)' } },
+      {
+        config: { auth: access.signedIn },
+        schema: { ...one, summary: 'Archive a resolved incident (409 otherwise)' },
+      },
       async (request) =>
         serializeIncident(await incidents().archive(principalOf(request), request.params.id)),
     );
     app.delete(
       '/api/incidents/:id/archive',
-      { schema: { ...none, summary: 'Take out of the archive' } },
+      { config: { auth: access.signedIn }, schema: { ...none, summary: 'Take out of the archive' } },
       async (request, reply) => {
         await incidents().unarchive(principalOf(request), request.params.id);
         return reply.status(204).send(null);
@@ -129,6 +145,7 @@ export function incidentRoutes(service: IncidentService) {
     app.post(
       '/api/incidents/:id/notes',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Add a note; answers the new event',
@@ -149,6 +166,7 @@ export function incidentRoutes(service: IncidentService) {
     app.delete(
       '/api/incidents/:id/notes/:event_id',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Delete one of your own notes (403 for others, 409 for events that are not notes)',

@@ -13,6 +13,7 @@ import {
 import { principalOf } from '../../http/authentication.ts';
 import type { ScheduleService } from '../../services/schedule.ts';
 import type { ScheduleEntryRow } from '../../repositories/schedule.ts';
+import { access } from '../../http/route-auth.ts';
 
 /** Row → wire object. */
 export function serializeScheduleEntry(row: ScheduleEntryRow): ScheduleEntry {
@@ -35,6 +36,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.get(
       '/api/schedule',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Entries in a date range, oldest first',
@@ -54,6 +56,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.get(
       '/api/schedule/current',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: "Today's entry (TERDUT_TIMEZONE); 404 when no one is on call today",
@@ -66,6 +69,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.post(
       '/api/schedule',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Put one person on call for some dates (admins)',
@@ -89,6 +93,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
     app.delete(
       '/api/schedule/:id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete one entry (admins)',

@@ -18,6 +18,7 @@ import { principalOf } from '../../http/authentication.ts';
 import type { ServiceAccountService } from '../../services/service-accounts.ts';
 import { serializeApiKey, serializeNewApiKey } from '../api-keys/wire.ts';
 import { serializeServiceAccount } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
 
 /** `/api/service-accounts`: credentials for programs such as the operator (admins only). */
 export function serviceAccountRoutes(accounts: ServiceAccountService) {
@@ -29,6 +30,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.post(
       '/api/service-accounts',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Create a service account with a first key',
@@ -48,6 +50,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.get(
       '/api/service-accounts',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Service accounts, newest first; `name` filters to that exact name',
@@ -62,6 +65,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.get(
       '/api/service-accounts/:id/keys',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Keys of a service account, newest first, without the keys themselves',
@@ -77,6 +81,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.post(
       '/api/service-accounts/:id/keys',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Mint another key; the answer is the only time `key` is shown',
@@ -99,6 +104,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.delete(
       '/api/service-accounts/:id/keys/:key_id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Revoke one key of a service account',
@@ -115,6 +121,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
     app.delete(
       '/api/service-accounts/:id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete a service account and all its keys',

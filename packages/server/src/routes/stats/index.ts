@@ -11,6 +11,7 @@ import {
   errors,
 } from '@terdut/contract';
 import type { StatisticsService } from '../../services/statistics.ts';
+import { access } from '../../http/route-auth.ts';
 const COUNTING_RULE =
   'Archived alerts and incidents count: archiving hides from the work queue, it does not undo history. ' +
   'An occurrence is one alert taking part in one incident, timed by when it started firing.';
@@ -24,6 +25,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/alerts',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Alerts by state',
@@ -38,6 +40,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/alerts/top',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Alert names by number of occurrences, most first',
@@ -52,6 +55,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/alerts/by-hour',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Occurrences by hour of day in TERDUT_TIMEZONE; always 24 entries, 0-23',
@@ -65,6 +69,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/alerts/by-day',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Occurrences by weekday in TERDUT_TIMEZONE; always 7 entries, Sunday = 0',
@@ -78,6 +83,7 @@ export function statsRoutes(stats: StatisticsService) {
     app.get(
       '/api/stats/incidents',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Incidents by status, mean time to acknowledge and to resolve',

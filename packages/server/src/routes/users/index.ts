@@ -14,6 +14,7 @@ import {
 import { principalOf } from '../../http/authentication.ts';
 import type { UserService } from '../../services/users.ts';
 import { serializeUser } from './wire.ts';
+import { access } from '../../http/route-auth.ts';
 
 /** `/api/me` and `/api/users`: the caller, people, their roles and notification topics. */
 export function userRoutes(users: UserService) {
@@ -24,6 +25,7 @@ export function userRoutes(users: UserService) {
     app.get(
       '/api/me',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'The caller',
@@ -39,6 +41,7 @@ export function userRoutes(users: UserService) {
     app.get(
       '/api/users',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'People, newest first (service accounts are not listed)',
@@ -51,6 +54,7 @@ export function userRoutes(users: UserService) {
     app.post(
       '/api/users',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Create a person (admins)',
@@ -68,6 +72,7 @@ export function userRoutes(users: UserService) {
     app.delete(
       '/api/users/:id',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Delete a person and their API keys (admins)',
@@ -85,6 +90,7 @@ export function userRoutes(users: UserService) {
     app.put(
       '/api/users/:id/notify',
       {
+        config: { auth: access.signedIn },
         schema: {
           tags,
           summary: 'Set the ntfy topic ("" clears it); your own, or anyone\'s as an admin',
@@ -102,6 +108,7 @@ export function userRoutes(users: UserService) {
     app.put(
       '/api/users/:id/role',
       {
+        config: { auth: access.admin },
         schema: {
           tags,
           summary: 'Make a person admin or member (admins)',

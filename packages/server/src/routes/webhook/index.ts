@@ -6,6 +6,7 @@ import type { Metrics } from '../../metrics.ts';
 import { WebhookPayload } from '../../alertmanager/webhook.ts';
 import { parseNotification } from '../../alertmanager/parse.ts';
 import { ApiError } from '../../errors.ts';
+import { access } from '../../http/route-auth.ts';
 
 /**
  * `POST /api/webhook/alertmanager`: Alertmanager's webhook v4. 200 only after
@@ -23,6 +24,7 @@ export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
     app.post(
       '/api/webhook/alertmanager',
       {
+        config: { auth: access.apiKey },
         schema: {
           tags: ['alerts'],
           summary: 'Receive an Alertmanager notification (webhook_configs, version 4)',

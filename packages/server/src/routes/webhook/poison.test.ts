@@ -1,0 +1,271 @@
+/**
+ * Poison notifications: a notification the server cannot store must be a 400
+ * (final for Alertmanager), never a 500 (retried forever, blocking the
+ * group), and the group's next valid notification, its resolve included, must
+ * still be applied. Plus the webhook's limits, and a server that keeps
+ * answering /healthz while the largest accepted notification is applied.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { AddressInfo } from 'node:net';
+import {
+  forEachDatabase,
+  startTestApp,
+  type TestApp,
+  type TestUser,
+  firingAlert,
+  notification,
+  resolvedAlert,
+  type WebhookPayloadJson,
+} from '@terdut/test-support';
+import { WEBHOOK_LIMITS } from '../../alertmanager/webhook.ts';
+
+const WEBHOOK = '/api/webhook/alertmanager';
+
+/** A payload as raw JSON text, so escapes such as \u0000 and \ud800 reach the server unaltered. */
+const asText = (payload: unknown, replace: [string, string]) =>
+  JSON.stringify(payload).replace(replace[0], replace[1]);
+
+forEachDatabase('poison notifications', (database) => {
+  let server: TestApp;
+  let alertmanager: TestUser;
+  let groups = 0;
+  before(async () => {
+    server = await startTestApp(database());
+    alertmanager = await server.createUser('alertmanager', 'admin');
+  });
+  after(() => server.close());
+
+  const post = (body: string | WebhookPayloadJson) =>
+    server.request({
+      method: 'POST',
+      url: WEBHOOK,
+      as: alertmanager,
+      headers: { 'content-type': 'application/json' },
+      payload: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+
+  /** Posts `poison` for a fresh group, then that group's valid firing and resolved notifications. */
+  async function assertGroupSurvives(
+    poison: (groupKey: string) => string | WebhookPayloadJson,
+    expectedError: RegExp,
+  ) {
+    const groupKey = `{}:{alertname="Poison${++groups}"}`;
+    const spec = { name: `Poison${groups}`, labels: { instance: 'db-1' } };
+    const refused = await post(poison(groupKey));
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.match(refused.body.error, expectedError);
+
+    const firing = await post(notification({ groupKey, alerts: [firingAlert(spec)] }));
+    assert.equal(firing.status, 200, JSON.stringify(firing.body));
+    const incidentId = firing.body.incident_id as number;
+    assert.ok(incidentId > 0, 'the valid notification opened an incident');
+    const resolved = await post(notification({ groupKey, alerts: [resolvedAlert(spec)] }));
+    assert.equal(resolved.status, 200);
+    const incident = await server.request({
+      method: 'GET',
+      url: `/api/incidents/${incidentId}`,
+      as: alertmanager,
+    });
+    assert.equal(incident.body.status, 'resolved', 'the resolve after the poison was applied');
+  }
+
+  const poisonedAlert = (groupKey: string, text: string) =>
+    notification({
+      groupKey,
+      alerts: [firingAlert({ name: `Poison${groups}`, labels: { instance: text } })],
+    });
+
+  test('a NUL in a label value is 400 naming the field; the group goes on', async () => {
+    await assertGroupSurvives(
+      (groupKey) => asText(poisonedAlert(groupKey, 'POISON'), ['"POISON"', '"db\\u0000x"']),
+      /field "alerts\.0\.labels\.instance" contains a NUL character or an unpaired surrogate/,
+    );
+  });
+
+  test('an unpaired surrogate in an annotation is 400; the group goes on', async () => {
+    await assertGroupSurvives(
+      (groupKey) =>
+        asText(
+          notification({
+            groupKey,
+            alerts: [firingAlert({ name: `Poison${groups}`, annotations: { summary: 'POISON' } })],
+          }),
+          ['"POISON"', '"broken \\ud800 text"'],
+        ),
+      /field "alerts\.0\.annotations\.summary" contains/,
+    );
+  });
+
+  test('a NUL in a label name is 400; the group goes on', async () => {
+    await assertGroupSurvives(
+      (groupKey) => asText(poisonedAlert(groupKey, 'x'), ['"instance"', '"inst\\u0000ance"']),
+      /field "alerts\.0\.labels" has a key that contains a NUL/,
+    );
+  });
+
+  test('a lone low surrogate in the group key is 400; the group goes on', async () => {
+    await assertGroupSurvives(
+      (groupKey) => asText(poisonedAlert(groupKey, 'x'), ['"groupKey":"', '"groupKey":"\\udc00']),
+      /field "groupKey" contains/,
+    );
+  });
+
+  test('a 10 kB fingerprint is 400 naming the limit; the group goes on', async () => {
+    await assertGroupSurvives(
+      (groupKey) => {
+        const payload = poisonedAlert(groupKey, 'x');
+        payload.alerts[0]!.fingerprint = 'f'.repeat(10_000);
+        return payload;
+      },
+      new RegExp(
+        `"alerts\\.0\\.fingerprint" must NOT have more than ${WEBHOOK_LIMITS.fingerprintLength} characters`,
+      ),
+    );
+  });
+
+  test('a 100 kB group key is 400 naming the limit', async () => {
+    const response = await post(poisonedAlert('g'.repeat(100_000), 'x'));
+    assert.equal(response.status, 400);
+    assert.match(
+      response.body.error,
+      new RegExp(`"groupKey" must NOT have more than ${WEBHOOK_LIMITS.groupKeyBytes}`),
+    );
+  });
+
+  test('a group key within the characters but beyond the bytes is 400 naming the byte limit', async () => {
+    const response = await post(poisonedAlert('€'.repeat(WEBHOOK_LIMITS.groupKeyBytes - 10), 'x'));
+    assert.equal(response.status, 400);
+    assert.match(response.body.error, /"groupKey" is longer than 2000 bytes/);
+  });
+
+  test('a huge label value, too many labels, a long label name or too many alerts: 400 naming the limit', async () => {
+    const cases: Array<[(payload: WebhookPayloadJson) => void, RegExp]> = [
+      [
+        (p) => (p.alerts[0]!.labels.instance = 'x'.repeat(7_000_000 / 4)),
+        /"alerts\.0\.labels\.instance" must NOT have more than 2048/,
+      ],
+      [
+        (p) =>
+          Object.assign(
+            p.alerts[0]!.labels,
+            Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`l${i}`, 'v'])),
+          ),
+        /"alerts\.0\.labels" must NOT have more than 64 properties/,
+      ],
+      [
+        (p) => (p.alerts[0]!.labels['n'.repeat(300)] = 'v'),
+        /"alerts\.0\.labels" has a key "n+" that must NOT have more than 256 characters/,
+      ],
+      [
+        (p) => (p.alerts[0]!.annotations.description = 'd'.repeat(20_000)),
+        /"alerts\.0\.annotations\.description" must NOT have more than 16384/,
+      ],
+      [
+        (p) =>
+          (p.alerts = Array.from({ length: WEBHOOK_LIMITS.alerts + 1 }, (_, i) =>
+            firingAlert({ labels: { i: String(i) } }),
+          )),
+        /"alerts" must NOT have more than 2000 items/,
+      ],
+      [
+        (p) =>
+          Object.assign(
+            p.alerts[0]!.labels,
+            Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`big${i}`, 'v'.repeat(2_000)])),
+          ),
+        /"alerts\.0\.labels" is too large: \d+ characters of names and values; at most 16384/,
+      ],
+    ];
+    for (const [mutate, expected] of cases) {
+      const payload = poisonedAlert(`{}:{alertname="Limits"}`, 'x');
+      mutate(payload);
+      const response = await post(payload);
+      assert.equal(response.status, 400, String(expected));
+      assert.match(response.body.error, expected);
+    }
+  });
+
+  test('/healthz answers within 1 s while the largest accepted notification is applied', async () => {
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = server.app.server.address() as AddressInfo;
+    // The most alerts allowed, each with labels and annotations of a real-world size.
+    const payload = notification({
+      groupKey: '{}:{alertname="Largest"}',
+      alerts: Array.from({ length: WEBHOOK_LIMITS.alerts }, (_, i) =>
+        firingAlert({
+          name: 'Largest',
+          labels: {
+            instance: `host-${i}.example:9100`,
+            job: 'node',
+            cluster: 'production-eu-1',
+            pod: `p-${i}`,
+          },
+          annotations: { summary: `host-${i} is down`, description: 'x'.repeat(1_000) },
+        }),
+      ),
+    });
+    const body = JSON.stringify(payload);
+    // The server runs in this process: the event loop's longest stall is the
+    // longest any request (/healthz) could wait, whoever sends it.
+    const stalls = monitorEventLoopDelay({ resolution: 10 });
+    stalls.enable();
+    const started = performance.now();
+    const applied = send(port, 'POST', WEBHOOK, body, alertmanager.key);
+    let slowest = 0;
+    let probes = 0;
+    let done = false;
+    void applied.finally(() => (done = true));
+    while (!done) {
+      const probeStart = performance.now();
+      const status = (await send(port, 'GET', '/healthz')).status;
+      assert.equal(status, 200);
+      slowest = Math.max(slowest, performance.now() - probeStart);
+      probes++;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const result = await applied;
+    const took = performance.now() - started;
+    stalls.disable();
+    const longestStall = stalls.max / 1e6;
+    assert.equal(result.status, 200, result.body.slice(0, 300));
+    console.log(
+      `longest event-loop stall ${Math.round(longestStall)} ms; largest notification (${(body.length / 1e6).toFixed(1)} MB) applied in ${Math.round(took)} ms; ${probes} /healthz probes, slowest ${Math.round(slowest)} ms`,
+    );
+    assert.ok(probes >= 2 || took < 1000, 'probes ran while the notification was applied');
+    assert.ok(slowest < 1000, `/healthz took ${Math.round(slowest)} ms`);
+    assert.ok(longestStall < 1000, `the event loop stalled for ${Math.round(longestStall)} ms`);
+  });
+});
+
+function send(
+  port: number,
+  method: string,
+  path: string,
+  body?: string,
+  key?: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}),
+        },
+      },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
