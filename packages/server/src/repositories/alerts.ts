@@ -1,20 +1,13 @@
 import type { Queryable } from '../db/database.ts';
-import type { AlertResolutionSource, AlertState, AlertStatus } from '../domain/alerts.ts';
+import type { AlertState, AlertStatus } from '../domain/alerts.ts';
 
-export interface AlertRow {
+/** A stored alert: the state its last notification described, plus what the server keeps about it. */
+export interface AlertRow extends AlertState {
   id: number;
-  fingerprint: string;
-  group_key: string;
-  name: string;
-  status: AlertStatus;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  starts_at: Date;
-  ends_at: Date | null;
-  generator_url: string;
+  /** When the current occurrence was first received (orders lists). */
   received_at: Date;
+  /** When a notification last carried it (the wire's `received_at`). */
   last_seen_at: Date;
-  resolution_source: AlertResolutionSource | null;
   incident_id: number | null;
   archived_at: Date | null;
 }
