@@ -9,10 +9,18 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import { createTestPglite, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
+import {
+  ManualClock,
+  createTestPglite,
+  startTestApp,
+  type TestApp,
+  type TestUser,
+} from '@terdut/test-support';
 import type { Database } from '../db/database.ts';
 import { isPublic } from './route-auth.ts';
-import { installAuthentication } from './authentication.ts';
+import { installAuthentication, capabilityOf } from './authentication.ts';
+import { access } from './route-auth.ts';
+import { CapabilityService } from '../services/capabilities.ts';
 import type { DeclaredRoute } from './authentication.ts';
 
 /** Sends one request exactly as written and answers the status code and headers. */
@@ -40,9 +48,7 @@ function rawRequest(
       ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
       ...(body ? ['Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`] : []),
     ];
-    // Not end(): a half-closed socket lets Node abort a request whose answer
-    // is still being computed (the first bootstrap-token check writes an audit
-    // row), which would read as "no answer". `Connection: close` ends it.
+    // No half-close: like a real client, wait for the server to close (Connection: close).
     socket.write(lines.join('\r\n') + '\r\n\r\n' + body);
   });
 }
@@ -219,4 +225,51 @@ test('a route that declares no authentication is refused at start-up', async () 
     /route GET \/api\/forgotten declares no authentication/,
   );
   await app.close();
+});
+
+test('a capability route admits exactly one incident, action and person until the link expires', async () => {
+  const db = await createTestPglite();
+  const clock = new ManualClock('2026-12-03T08:00:00Z');
+  const capabilities = new CapabilityService({ db, clock });
+  const app = Fastify();
+  installAuthentication(app, { capabilities } as never);
+  app.post(
+    '/api/incidents/:id/acknowledge-by-link',
+    { config: { auth: access.capability('incident.acknowledge') } },
+    async (request) => ({ acting_as: capabilityOf(request).userId }),
+  );
+  const issue = (
+    incidentId: number,
+    action: 'incident.acknowledge' | 'incident.resolve' = 'incident.acknowledge',
+  ) => capabilities.issue({ action, incidentId, userId: 7, ttlMs: 15 * 60_000 });
+  const ack = (incident: number, token?: string) =>
+    app.inject({
+      method: 'POST',
+      url: `/api/incidents/${incident}/acknowledge-by-link`,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+  try {
+    const token = await issue(42);
+    assert.equal((await ack(42)).statusCode, 401, 'no link');
+    assert.equal(
+      (
+        await ack(
+          42,
+          token.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+        )
+      ).statusCode,
+      401,
+      'forged',
+    );
+    assert.equal((await ack(42, await issue(42, 'incident.resolve'))).statusCode, 401, 'another action');
+    assert.equal((await ack(43, token)).statusCode, 403, 'another incident');
+    const allowed = await ack(42, token);
+    assert.equal(allowed.statusCode, 200);
+    assert.deepEqual(allowed.json(), { acting_as: 7 });
+    clock.advance(16 * 60_000);
+    assert.equal((await ack(42, token)).statusCode, 401, 'expired');
+  } finally {
+    await app.close();
+    await db.close();
+  }
 });
