@@ -27,8 +27,8 @@ import { openPostgres } from '../packages/server/src/db/database.ts';
 import { migrate } from '../packages/server/src/db/migrate.ts';
 import { provideBenchPostgres, type BenchPostgres } from './support/postgres.ts';
 import { describeMachine } from './support/machine.ts';
-import { InProcessKubelet } from './support/operator-kubelet.ts';
-import { startBenchOperator, type BenchOperator } from './support/operator-process.ts';
+import { InProcessKubelet } from '../test/support/in-process-kubelet.ts';
+import { startBenchOperator, type BenchOperator } from '../test/support/operator-child.ts';
 import {
   delta,
   parsePrometheusText,
@@ -36,7 +36,7 @@ import {
   sumBy,
   total,
   type Sample,
-} from './support/operator-metrics.ts';
+} from '../test/support/operator-metrics.ts';
 
 const { values } = parseArgs({
   options: {

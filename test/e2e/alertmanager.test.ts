@@ -8,66 +8,20 @@
  * incident or alert appears.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import type { Incident } from '@terdut/contract';
 import { startAlertmanager, type RunningAlertmanager } from '../peers/alertmanager.ts';
-import { ChildProcessGroup, freeLoopbackPort, repoRoot, waitUntil } from '../peers/child-processes.ts';
+import { ChildProcessGroup, waitUntil } from '../peers/child-processes.ts';
 import { createTestPostgres } from '../support/databases.ts';
-
-const bootstrapToken = 'e2e-bootstrap-token-0123456789abcdef0123456789abcdef';
-
-interface ServerReplica {
-  url: string;
-  logPath: string;
-}
-
-interface Incident {
-  id: number;
-  group_key: string;
-  status: string;
-  resolution_source?: string;
-  alerts?: { fingerprint: string; status: string; labels: Record<string, string> }[];
-}
+import { startServerProcess, TEST_BOOTSTRAP_TOKEN, type RunningServer } from '../support/server-process.ts';
 
 const processes = new ChildProcessGroup();
-const dirs: string[] = [];
 const alertmanagers: RunningAlertmanager[] = [];
 let database: Awaited<ReturnType<typeof createTestPostgres>> | undefined;
-let replicas: ServerReplica[] = [];
+const replicas: RunningServer[] = [];
 let apiKey: string;
 
-/** One terdut-server process (`node packages/server/src/main.ts serve`) on a loopback port. */
-async function startServerReplica(databaseUrl: string): Promise<ServerReplica> {
-  const port = await freeLoopbackPort();
-  const dir = mkdtempSync(join(tmpdir(), 'terdut-e2e-server-'));
-  dirs.push(dir);
-  const child = processes.spawn({
-    name: `terdut-server :${port}`,
-    command: process.execPath,
-    args: [join(repoRoot, 'packages/server/src/main.ts'), 'serve'],
-    cwd: dir,
-    logPath: join(dir, 'server.log'),
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
-      TERDUT_BOOTSTRAP_TOKEN: bootstrapToken,
-      LOG_LEVEL: 'warn',
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, {
-    timeoutMs: 60_000,
-    child,
-    describe: () => `terdut-server did not become ready at ${url}/readyz`,
-  });
-  return { url, logPath: child.logPath };
-}
-
-async function api<T>(replica: ServerReplica, path: string): Promise<T> {
+async function api<T>(replica: RunningServer, path: string): Promise<T> {
   const res = await fetch(`${replica.url}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
   assert.equal(res.status, 200, `GET ${path}: ${await res.clone().text()}`);
   return (await res.json()) as T;
@@ -92,10 +46,11 @@ async function notificationsSent(alertmanager: RunningAlertmanager): Promise<num
 
 before(async () => {
   database = await createTestPostgres();
-  replicas = [await startServerReplica(database.url), await startServerReplica(database.url)];
+  for (let i = 0; i < 2; i++)
+    replicas.push(await startServerProcess({ processes, databaseUrl: database.url }));
   const bootstrap = await fetch(`${replicas[0]!.url}/api/bootstrap`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${bootstrapToken}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${TEST_BOOTSTRAP_TOKEN}`, 'content-type': 'application/json' },
     body: JSON.stringify({ username: 'admin', email: 'admin@example.com' }),
   });
   assert.equal(bootstrap.status, 201, await bootstrap.clone().text());
@@ -113,9 +68,9 @@ before(async () => {
 
 after(async () => {
   await Promise.all(alertmanagers.map((alertmanager) => alertmanager.stop()));
+  for (const replica of replicas) await replica.stop();
   await processes.stop();
   await database?.drop();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 test('alerts posted to Alertmanager become one incident that resolves when Alertmanager resolves them, with no duplicate from a second Alertmanager', async () => {

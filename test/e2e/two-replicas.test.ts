@@ -6,55 +6,24 @@
  * open incident and each alert joins it once.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ChildProcessGroup, freeLoopbackPort, repoRoot, waitUntil } from '../peers/child-processes.ts';
+import type { Incident } from '@terdut/contract';
+import { ChildProcessGroup } from '../peers/child-processes.ts';
 import { createTestPostgres } from '../support/databases.ts';
+import { startServerProcess, type RunningServer } from '../support/server-process.ts';
+import { insertUserWithKey } from '../support/users.ts';
 import {
   firingAlert,
   notification,
   type WebhookAlertJson,
   type WebhookPayloadJson,
 } from '../support/alertmanager-payloads.ts';
-import { insertUser } from '../../packages/server/src/repositories/users.ts';
-import { insertKey } from '../../packages/server/src/repositories/api-keys.ts';
-import { generateApiKey, hashApiKey } from '../../packages/server/src/auth/secrets.ts';
 
 const processes = new ChildProcessGroup();
-const dirs: string[] = [];
 let database: Awaited<ReturnType<typeof createTestPostgres>>;
+let servers: RunningServer[] = [];
 let replicas: string[] = [];
 let apiKey: string;
-
-async function startReplica(databaseUrl: string): Promise<string> {
-  const port = await freeLoopbackPort();
-  const dir = mkdtempSync(join(tmpdir(), 'terdut-two-replicas-'));
-  dirs.push(dir);
-  const child = processes.spawn({
-    name: `terdut-server :${port}`,
-    command: process.execPath,
-    args: [join(repoRoot, 'packages/server/src/main.ts'), 'serve'],
-    cwd: dir,
-    logPath: join(dir, 'server.log'),
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
-      TERDUT_BOOTSTRAP_TOKEN: 'two-replicas-bootstrap-token-0123456789abcdef0123',
-      LOG_LEVEL: 'warn',
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, {
-    timeoutMs: 60_000,
-    child,
-    describe: () => `terdut-server did not become ready at ${url}/readyz`,
-  });
-  return url;
-}
 
 async function postWebhook(replica: string, payload: WebhookPayloadJson): Promise<number> {
   const response = await fetch(`${replica}/api/webhook/alertmanager`, {
@@ -70,12 +39,6 @@ async function get<T>(replica: string, path: string): Promise<T> {
   const response = await fetch(`${replica}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
   assert.equal(response.status, 200, `GET ${path}: ${await response.clone().text()}`);
   return (await response.json()) as T;
-}
-
-interface Incident {
-  id: number;
-  group_key: string;
-  status: string;
 }
 
 /** Incidents of a group, open or resolved, straight from the database both replicas share. */
@@ -97,20 +60,15 @@ async function sendConcurrently(payloads: WebhookPayloadJson[]): Promise<number[
 
 before(async () => {
   database = await createTestPostgres();
-  const user = await insertUser(database.db, {
-    username: 'alertmanager',
-    email: 'am@example.com',
-    role: 'member',
-  });
-  apiKey = generateApiKey();
-  await insertKey(database.db, user.id, 'alertmanager', hashApiKey(apiKey));
-  replicas = await Promise.all([startReplica(database.url), startReplica(database.url)]);
+  apiKey = (await insertUserWithKey(database.db, { username: 'alertmanager' })).key;
+  servers = await Promise.all([0, 1].map(() => startServerProcess({ processes, databaseUrl: database.url })));
+  replicas = servers.map((server) => server.url);
 });
 
 after(async () => {
+  for (const server of servers) await server.stop();
   await processes.stop();
   await database?.drop();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 test('20 concurrent notifications of one group split across two replicas make exactly one incident, each alert added once', async () => {

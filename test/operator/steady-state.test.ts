@@ -43,15 +43,9 @@ import {
   installTerdutCrd,
   operatorNamespace,
 } from './support/operator.ts';
-import { InProcessKubelet } from '../../bench/support/operator-kubelet.ts';
-import { startBenchOperator, type BenchOperator } from '../../bench/support/operator-process.ts';
-import {
-  delta,
-  parsePrometheusText,
-  sumBy,
-  total,
-  type Sample,
-} from '../../bench/support/operator-metrics.ts';
+import { InProcessKubelet } from '../support/in-process-kubelet.ts';
+import { startBenchOperator, type BenchOperator } from '../support/operator-child.ts';
+import { delta, parsePrometheusText, sumBy, total, type Sample } from '../support/operator-metrics.ts';
 
 const count = 50;
 const windowSeconds = 60;

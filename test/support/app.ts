@@ -8,9 +8,10 @@ import { buildApp } from '../../packages/server/src/app.ts';
 import { loadConfig, type Config } from '../../packages/server/src/config.ts';
 import type { Database } from '../../packages/server/src/db/database.ts';
 import type { Clock } from '../../packages/server/src/clock.ts';
-import { generateApiKey, hashApiKey } from '../../packages/server/src/auth/secrets.ts';
-import { insertUser } from '../../packages/server/src/repositories/users.ts';
-import { insertKey } from '../../packages/server/src/repositories/api-keys.ts';
+import { insertUserWithKey, type TestUser } from './users.ts';
+import { TEST_BOOTSTRAP_TOKEN } from './server-process.ts';
+
+export type { TestUser } from './users.ts';
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {
@@ -31,13 +32,7 @@ export class ManualClock implements Clock {
 
 /** Configuration as the server would load it from `env`, with test-friendly defaults. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ TERDUT_BOOTSTRAP_TOKEN: 'test-bootstrap-token-0123456789abcdef0123456789', ...env });
-}
-
-export interface TestUser {
-  id: number;
-  username: string;
-  key: string;
+  return loadConfig({ TERDUT_BOOTSTRAP_TOKEN: TEST_BOOTSTRAP_TOKEN, ...env });
 }
 
 export interface TestApp {
@@ -64,12 +59,7 @@ export async function startTestApp(
     app,
     db,
     config,
-    async createUser(username, role = 'member') {
-      const user = await insertUser(db, { username, email: `${username}@example.com`, role });
-      const key = generateApiKey();
-      await insertKey(db, user.id, `${username}-test`, hashApiKey(key));
-      return { id: user.id, username, key };
-    },
+    createUser: (username, role = 'member') => insertUserWithKey(db, { username, role }),
     async request({ as, ...inject }) {
       const headers = { ...(inject.headers ?? {}) } as Record<string, string>;
       if (as !== undefined) headers.authorization = `Bearer ${typeof as === 'string' ? as : as.key}`;

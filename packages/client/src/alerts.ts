@@ -1,31 +1,10 @@
 import type { HttpTransport } from './http.ts';
 
-/** An alert, one per Alertmanager fingerprint, reused across occurrences. Optional fields are omitted when absent. */
-export interface Alert {
-  id: number;
-  fingerprint: string;
-  /** The `alertname` label. */
-  name: string;
-  status: 'firing' | 'resolved';
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  starts_at: string;
-  ends_at?: string;
-  generator_url: string;
-  received_at: string;
-  archived_at?: string;
-  /** The newest incident this alert belongs to. */
-  incident_id?: number;
-  /** `alertmanager`: a real resolved notification; `expiry`: the server inferred it. */
-  resolution_source?: 'alertmanager' | 'expiry';
-}
+import type { Alert, AlertListQuery } from '@terdut/contract';
 
-export interface AlertQuery {
-  status?: Alert['status'];
-  /** true: only archived alerts; otherwise only non-archived ones. */
-  archived?: boolean;
-  limit?: number;
-}
+export type { Alert } from '@terdut/contract';
+/** `archived: true`: only archived alerts; otherwise only non-archived ones. */
+export type AlertQuery = AlertListQuery;
 
 /** `/api/alerts` (read-only). */
 export class AlertsApi {

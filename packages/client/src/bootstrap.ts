@@ -1,16 +1,9 @@
 import type { HttpTransport } from './http.ts';
-import type { ApiKey, User } from './types.ts';
+import type { BootstrapBody, Credential } from '@terdut/contract';
 
-export interface BootstrapResult {
-  user: User;
-  /** Carries `key`. */
-  api_key: ApiKey & { key: string };
-}
-
-export interface BootstrapAdmin {
-  username: string;
-  email: string;
-}
+/** The admin and its key (`api_key.key`, shown once). */
+export type BootstrapResult = Credential;
+export type BootstrapAdmin = BootstrapBody;
 
 /** The bootstrap endpoints (bootstrap-protocol.md). Authenticated by the bootstrap token, not an API key. */
 export class BootstrapApi {

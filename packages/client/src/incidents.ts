@@ -1,50 +1,9 @@
 import type { HttpTransport } from './http.ts';
-import type { Alert } from './alerts.ts';
+import type { Incident, IncidentEvent, IncidentListQuery } from '@terdut/contract';
 
-/** The work item. Optional fields are omitted when absent. */
-export interface Incident {
-  id: number;
-  group_key: string;
-  title: string;
-  group_labels: Record<string, string>;
-  status: 'triggered' | 'acknowledged' | 'resolved';
-  /** High-water mark over its alerts, never lowered. */
-  severity?: string;
-  triggered_at: string;
-  acknowledged_by_id?: number;
-  acknowledged_by?: string;
-  acknowledged_at?: string;
-  assigned_to_id?: number;
-  assigned_to?: string;
-  snoozed_until?: string;
-  resolved_at?: string;
-  resolution_source?: 'alerts' | 'manual';
-  archived_at?: string;
-  /** Only on `get`. */
-  alerts?: Alert[];
-}
-
-/** One entry of an incident's timeline. No `username`: the server acted. */
-export interface IncidentEvent {
-  id: number;
-  incident_id: number;
-  /** `triggered`, `alert_added`, `acknowledged`, `note`, ...; render unknown types generically. */
-  type: string;
-  user_id?: number;
-  username?: string;
-  alert_id?: number;
-  detail?: string;
-  created_at: string;
-}
-
-export interface IncidentQuery {
-  status?: Incident['status'];
-  /** Switches the list to archived incidents. */
-  archived?: boolean;
-  /** Switches the list to currently snoozed incidents. */
-  snoozed?: boolean;
-  limit?: number;
-}
+export type { Incident, IncidentEvent } from '@terdut/contract';
+/** `archived` and `snoozed` switch the list to those incidents instead of the default set. */
+export type IncidentQuery = IncidentListQuery;
 
 /** `/api/incidents` and the actions on one incident. */
 export class IncidentsApi {

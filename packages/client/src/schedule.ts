@@ -1,19 +1,7 @@
 import { TerdutApiError, type HttpTransport } from './http.ts';
+import type { ScheduleEntry } from '@terdut/contract';
 
-/** One person on call for one calendar day. */
-export interface ScheduleEntry {
-  id: number;
-  user_id: number;
-  username: string;
-  /** `YYYY-MM-DD`, a calendar date in the default schedule's zone (TERDUT_TIMEZONE unless set). */
-  date: string;
-  created_at: string;
-  /** Set when a rotation gives this day; deleting such an entry is refused (409). */
-  rotation_id?: number;
-  rotation?: string;
-  /** Set when an override spanning instants (not a whole day) gives this day. */
-  override_id?: number;
-}
+export type { ScheduleEntry } from '@terdut/contract';
 
 /** `/api/schedule`: reads for everyone, changes for admins. */
 export class ScheduleApi {

@@ -1,5 +1,5 @@
 import type { HttpTransport } from './http.ts';
-import type { ApiKey, ServiceAccount } from './types.ts';
+import type { ApiKey, NewApiKey, NewServiceAccount, ServiceAccount } from '@terdut/contract';
 
 /** `/api/service-accounts` (admin only). */
 export class ServiceAccountsApi {
@@ -10,10 +10,7 @@ export class ServiceAccountsApi {
   }
 
   /** Creates the account and its first key; TerdutApiError 409 when the name exists. */
-  async create(
-    name: string,
-    scope: ServiceAccount['scope'] = 'instance',
-  ): Promise<{ service_account: ServiceAccount; key: ApiKey & { key: string } }> {
+  async create(name: string, scope: ServiceAccount['scope'] = 'instance'): Promise<NewServiceAccount> {
     return this.#http.request('POST', '/api/service-accounts', { body: { name, scope } });
   }
 
@@ -30,7 +27,7 @@ export class ServiceAccountsApi {
   }
 
   /** Mints a new key; the answer carries `key` once. */
-  async createKey(serviceAccountId: number, name: string): Promise<ApiKey & { key: string }> {
+  async createKey(serviceAccountId: number, name: string): Promise<NewApiKey> {
     return this.#http.request('POST', `/api/service-accounts/${serviceAccountId}/keys`, { body: { name } });
   }
 

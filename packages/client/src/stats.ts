@@ -1,39 +1,8 @@
 import type { HttpTransport } from './http.ts';
 
-export interface AlertCounts {
-  total: number;
-  firing: number;
-  resolved: number;
-}
+import type { AlertCounts, AlertNameCount, DayCount, HourCount, IncidentStats } from '@terdut/contract';
 
-export interface AlertNameCount {
-  name: string;
-  count: number;
-}
-
-export interface HourCount {
-  /** 0-23 in the server's TERDUT_TIMEZONE. */
-  hour: number;
-  count: number;
-}
-
-export interface DayCount {
-  /** 0-6, Sunday = 0, in the server's TERDUT_TIMEZONE. */
-  day: number;
-  day_name: string;
-  count: number;
-}
-
-export interface IncidentStats {
-  total: number;
-  triggered: number;
-  acknowledged: number;
-  resolved: number;
-  /** Mean time to acknowledge; null when no incident was acknowledged yet (no data is not zero). */
-  mtta_seconds: number | null;
-  /** Mean time to resolve; null when no incident was resolved yet. */
-  mttr_seconds: number | null;
-}
+export type { AlertCounts, AlertNameCount, DayCount, HourCount, IncidentStats } from '@terdut/contract';
 
 /** `/api/stats/*`. */
 export class StatsApi {

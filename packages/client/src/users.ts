@@ -1,5 +1,5 @@
 import type { HttpTransport } from './http.ts';
-import type { ApiKey, User } from './types.ts';
+import type { ApiKey, Me, NewApiKey, User } from '@terdut/contract';
 
 /** `/api/me` and `/api/users`. */
 export class UsersApi {
@@ -10,7 +10,7 @@ export class UsersApi {
   }
 
   /** Who the client's credential authenticates as. */
-  async me(): Promise<{ user: User; has_password: boolean }> {
+  async me(): Promise<Me> {
     return this.#http.request('GET', '/api/me');
   }
 
@@ -30,7 +30,7 @@ export class UsersApi {
     return this.#http.request('GET', `/api/users/${userId}/api-keys`);
   }
 
-  async createApiKey(userId: number, name: string): Promise<ApiKey & { key: string }> {
+  async createApiKey(userId: number, name: string): Promise<NewApiKey> {
     return this.#http.request('POST', `/api/users/${userId}/api-keys`, { body: { name } });
   }
 

@@ -30,11 +30,6 @@ export class WorkQueue {
     return this.#queue.length;
   }
 
-  /** Keys being reconciled right now. */
-  get processingCount(): number {
-    return this.#processing.size;
-  }
-
   get shuttingDown(): boolean {
     return this.#shuttingDown;
   }

@@ -13,11 +13,6 @@ const KEY_BYTES = 32;
 // able to make one verification allocate gigabytes.
 const MAX_N = 2 ** 20;
 
-/** Passwords shorter than this are refused (NIST SP 800-63B suggests at least 8; we ask for more). */
-export const MIN_PASSWORD_LENGTH = 12;
-/** Longer inputs are refused so a huge body cannot keep scrypt busy. */
-export const MAX_PASSWORD_LENGTH = 1024;
-
 function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
   const options: ScryptOptions = { ...cost, maxmem: 256 * cost.N * cost.r + 1024 * 1024 };
   return new Promise((resolve, reject) => {
@@ -64,12 +59,4 @@ let dummyHash: Promise<string> | undefined;
 export function dummyPasswordHash(): Promise<string> {
   dummyHash ??= hashPassword(randomBytes(32).toString('hex'));
   return dummyHash;
-}
-
-/** Why `password` is not acceptable as a new password, or undefined when it is. */
-export function passwordProblem(password: string): string | undefined {
-  const length = [...password].length;
-  if (length < MIN_PASSWORD_LENGTH) return `must be at least ${MIN_PASSWORD_LENGTH} characters long`;
-  if (length > MAX_PASSWORD_LENGTH) return `must be at most ${MAX_PASSWORD_LENGTH} characters long`;
-  return undefined;
 }

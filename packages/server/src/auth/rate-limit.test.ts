@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FixedWindowRateLimiter } from './rate-limit.ts';
-import { ManualClock } from '../../../../test/support/app.ts';
+import { ManualClock } from '@terdut/test-support';
 
 test('allows the limit per window, then says how long to wait', () => {
   const clock = new ManualClock('2026-07-27T10:00:00Z');

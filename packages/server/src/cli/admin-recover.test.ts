@@ -3,11 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestPostgres } from '../../../../test/support/databases.ts';
-import { startTestApp, testConfig } from '../../../../test/support/app.ts';
+import { createTestPostgres, startTestApp, testConfig, runMain } from '@terdut/test-support';
 import { openPglite, type Database } from '../db/database.ts';
 import { migrate } from '../db/migrate.ts';
-import { runMain } from '../../../../test/support/server-process.ts';
 
 const TOKEN = testConfig().bootstrapToken!;
 const KEY_LINE = /^([0-9a-f]{64})$/m;

@@ -4,8 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootstrapInstructions } from './bootstrap-instructions.ts';
-import { startServe } from '../../../../test/support/server-process.ts';
-import { createTestPostgres } from '../../../../test/support/databases.ts';
+import { startServe, createTestPostgres } from '@terdut/test-support';
 
 describe('bootstrap instructions text', () => {
   test('a generated token is shown in a ready-to-paste curl line', () => {

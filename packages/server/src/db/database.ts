@@ -52,7 +52,7 @@ function quoteChannel(channel: string): string {
   return `"${channel}"`;
 }
 
-// 64-bit ids are serialised as JSON numbers (api-contract.md); ids never
+// 64-bit ids are serialized as JSON numbers (api-contract.md); ids never
 // approach 2^53, so parse int8 into a number rather than a string.
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;

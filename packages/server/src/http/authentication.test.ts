@@ -9,14 +9,18 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import { createTestPglite } from '../../../../test/support/databases.ts';
-import { startTestApp, type TestApp, type TestUser } from '../../../../test/support/app.ts';
+import {
+  ManualClock,
+  createTestPglite,
+  startTestApp,
+  type TestApp,
+  type TestUser,
+} from '@terdut/test-support';
 import type { Database } from '../db/database.ts';
 import { isPublic } from './route-auth.ts';
 import { installAuthentication, capabilityOf } from './authentication.ts';
 import { access } from './route-auth.ts';
 import { CapabilityService } from '../services/capabilities.ts';
-import { ManualClock } from '../../../../test/support/app.ts';
 import type { DeclaredRoute } from './authentication.ts';
 
 /** Sends one request exactly as written and answers the status code and headers. */

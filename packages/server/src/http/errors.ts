@@ -50,5 +50,14 @@ function describeValidation(error: FastifyError): string {
   if (typeof propertyName === 'string') {
     return `${context === 'body' ? '' : context + ' '}field "${field}" has a key "${propertyName.slice(0, 40)}" that ${first.message ?? 'is invalid'}`;
   }
-  return `${context === 'body' ? '' : context + ' '}field "${field}" ${first.message ?? 'is invalid'}`.trim();
+  // A contract schema may say in words what its pattern or limits mean.
+  const explained: unknown = (first as { parentSchema?: { errorMessage?: unknown } }).parentSchema
+    ?.errorMessage;
+  let message = typeof explained === 'string' ? explained : (first.message ?? 'is invalid');
+  // A form error (never a length error, which could echo a password) shows what was sent.
+  const sent: unknown = (first as { data?: unknown }).data;
+  if ((first.keyword === 'pattern' || first.keyword === 'format') && typeof sent === 'string') {
+    message += `, got ${JSON.stringify(sent.slice(0, 40))}`;
+  }
+  return `${context === 'body' ? '' : context + ' '}field "${field}" ${message}`.trim();
 }

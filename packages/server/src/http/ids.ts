@@ -1,31 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
 import { ApiError, badRequest } from '../errors.ts';
 
 /**
- * Ids in paths and bodies: row ids, 1 … 2^53−1. The database's columns are
- * 64-bit, but ids are sent as JSON numbers (api-contract.md) and are issued
- * one by one from 1, so no row ever has an id a JSON number cannot carry.
- *
- * Path parameters arrive as text. Coercion alone would take `0x10`, ` 1`,
- * `1e3` and `1.0` as ids and hand `1e400` or 2^64 to the database; the
+ * Path parameters declared with the contract's `Id` schema (`@terdut/contract`,
+ * marked `x-terdut-id`) arrive as text. Coercion alone would take `0x10`,
+ * ` 1`, `1e3` and `1.0` as ids and hand `1e400` or 2^64 to the database; the
  * preValidation check below admits decimal digits only: anything else is 400
  * naming the parameter, and a well-formed id beyond 2^53−1 is 404 (no such
  * row can exist).
  *
- * The one schema every route uses for an id parameter or field.
+ * Checks the text of every such path parameter before validation coerces it.
  */
-export const IdSchema = Type.Integer({
-  minimum: 1,
-  maximum: Number.MAX_SAFE_INTEGER,
-  description: 'an id: decimal digits, 1 to 9007199254740991',
-  'x-terdut-id': true,
-});
-
-/** Path parameters of a route about one object: `/api/…/:id`. */
-export const IdParams = Type.Object({ id: IdSchema });
-
-/** Checks the text of every path parameter declared with IdSchema before validation coerces it. */
 export function installIdParamCheck(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     const schema = request.routeOptions.schema?.params as

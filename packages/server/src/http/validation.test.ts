@@ -1,7 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestPglite } from '../../../../test/support/databases.ts';
-import { startTestApp, type TestApp, type TestUser } from '../../../../test/support/app.ts';
+import { createTestPglite, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
 
 let server: TestApp;
 let admin: TestUser;

@@ -13,6 +13,8 @@ const common: Options = {
   addUsedSchema: false,
   // TypeBox annotations (e.g. descriptions for OpenAPI) are not validation keywords.
   strict: false,
+  // Errors carry the failing schema, so the answer can use its `errorMessage`.
+  verbose: true,
 };
 
 /**

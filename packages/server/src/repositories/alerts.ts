@@ -1,22 +1,13 @@
 import type { Queryable } from '../db/database.ts';
+import type { AlertState, AlertStatus } from '../domain/alerts.ts';
 
-export type AlertStatus = 'firing' | 'resolved';
-export type AlertResolutionSource = 'alertmanager' | 'expiry';
-
-export interface AlertRow {
+/** A stored alert: the state its last notification described, plus what the server keeps about it. */
+export interface AlertRow extends AlertState {
   id: number;
-  fingerprint: string;
-  group_key: string;
-  name: string;
-  status: AlertStatus;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  starts_at: Date;
-  ends_at: Date | null;
-  generator_url: string;
+  /** When the current occurrence was first received (orders lists). */
   received_at: Date;
+  /** When a notification last carried it (the wire's `received_at`). */
   last_seen_at: Date;
-  resolution_source: AlertResolutionSource | null;
   incident_id: number | null;
   archived_at: Date | null;
 }
@@ -41,20 +32,6 @@ const ALERT_COLUMN_NAMES = [
 const ALERT_COLUMNS = ALERT_COLUMN_NAMES.join(', ');
 /** The same columns of an `alerts a` joined with other tables. */
 const ALERT_COLUMNS_OF_A = ALERT_COLUMN_NAMES.map((name) => `a.${name}`).join(', ');
-
-/** The state of one occurrence of an alert, as a notification describes it. */
-export interface AlertState {
-  fingerprint: string;
-  group_key: string;
-  name: string;
-  status: AlertStatus;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  starts_at: Date;
-  ends_at: Date | null;
-  generator_url: string;
-  resolution_source: AlertResolutionSource | null;
-}
 
 /** Locks the alerts with these fingerprints (in fingerprint order, so concurrent writers cannot deadlock). */
 export async function lockAlertsByFingerprint(db: Queryable, fingerprints: string[]): Promise<AlertRow[]> {
@@ -157,22 +134,6 @@ export async function expireAlerts(db: Queryable, ids: number[], staleAfterMs: n
       WHERE id = ANY($1::bigint[]) AND status = 'firing'
       RETURNING ${ALERT_COLUMNS}`,
     [ids, staleAfterMs],
-  );
-  return result.rows;
-}
-
-/** Firing alerts of an incident last seen before `cutoff`, locked. */
-export async function lockStaleAlertsOfIncident(
-  db: Queryable,
-  incidentId: number,
-  cutoff: Date,
-): Promise<AlertRow[]> {
-  const result = await db.query<AlertRow>(
-    `SELECT ${ALERT_COLUMNS_OF_A} FROM alerts a
-       JOIN incident_alerts ia ON ia.alert_id = a.id
-      WHERE ia.incident_id = $1 AND a.status = 'firing' AND a.last_seen_at < $2
-      ORDER BY a.fingerprint FOR UPDATE OF a`,
-    [incidentId, cutoff],
   );
   return result.rows;
 }

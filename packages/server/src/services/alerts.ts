@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { notFound } from '../errors.ts';
-import { findAlertById, listAlerts, type AlertRow, type AlertStatus } from '../repositories/alerts.ts';
+import { findAlertById, listAlerts, type AlertRow } from '../repositories/alerts.ts';
+import type { AlertStatus } from '../domain/alerts.ts';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './incidents.ts';
 
 /** Read access to alerts (they change only through the intake). */

@@ -1,3 +1,4 @@
+import { DEFAULT_AUDIT_LIMIT } from '@terdut/contract';
 import type { Database, Queryable } from '../db/database.ts';
 import type { Principal } from '../auth/principal.ts';
 import { requireAdmin } from '../auth/principal.ts';
@@ -25,8 +26,6 @@ export interface AuditEvent {
   detail?: Record<string, unknown>;
   clientAddress?: string;
 }
-
-export const DEFAULT_AUDIT_LIMIT = 100;
 
 /** The audit log: written inside the transaction of the change it records, read by admins. */
 export class AuditService {

@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { ApiError, conflict, forbidden, unauthorized } from '../errors.ts';
+import { ApiError, conflict, forbidden, tooManyRequests, unauthorized } from '../errors.ts';
 import { secretsEqual } from '../auth/secrets.ts';
 import {
   BootstrapTokenUnavailable,
@@ -44,15 +44,6 @@ export interface AdminCredential {
 
 /** How recovery found the named user. */
 export type RecoveryOutcome = 'created' | 'restored' | 'promoted' | 'unchanged';
-
-/** 429 with the seconds to wait, so the route can send Retry-After. */
-export class RateLimited extends ApiError {
-  readonly secondsToWait: number;
-  constructor(secondsToWait: number) {
-    super(429, `too many bootstrap attempts from this address; retry in ${secondsToWait}s`, secondsToWait);
-    this.secondsToWait = secondsToWait;
-  }
-}
 
 /**
  * Makes sure `username` exists as an admin and mints a fresh API key for it,
@@ -145,7 +136,10 @@ export class BootstrapService {
     endpoint: 'bootstrap' | 'recover',
   ): Promise<void> {
     const decision = this.#limiter.hit(clientAddress);
-    if (!decision.allowed) throw new RateLimited(decision.retryAfterSeconds);
+    if (!decision.allowed) {
+      const wait = decision.retryAfterSeconds;
+      throw tooManyRequests(`too many bootstrap attempts from this address; retry in ${wait}s`, wait);
+    }
     let expected: string;
     try {
       expected = await this.#token.current();

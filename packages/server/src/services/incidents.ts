@@ -1,3 +1,4 @@
+import { MAX_NOTE_LENGTH, MAX_SNOOZE_SECONDS } from '@terdut/contract';
 import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import type { Metrics } from '../metrics.ts';
@@ -34,8 +35,7 @@ export interface IncidentListQuery {
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
 /** Longer than anyone should hide an open incident; beyond it the request is probably a mistake. */
-const MAX_SNOOZE_MS = 7 * 24 * 3_600_000;
-const MAX_NOTE_LENGTH = 20_000;
+const MAX_SNOOZE_MS = MAX_SNOOZE_SECONDS * 1000;
 
 /**
  * The work on incidents: reading them and every action people take
@@ -148,7 +148,8 @@ export class IncidentService {
             incident_id: id,
             type: 'snoozed',
             user_id: principal.userId,
-            detail: `for ${formatDuration(ms)}, until ${until.toISOString()}`,
+            // Clients print "Snoozed until <detail>": the end time, RFC 3339, nothing else.
+            detail: until.toISOString(),
           },
         ],
       };

@@ -1,14 +1,8 @@
 import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import type { Metrics } from '../metrics.ts';
-import { badRequest } from '../errors.ts';
-import {
-  GO_ZERO_TIME,
-  SUPPORTED_WEBHOOK_VERSION,
-  WEBHOOK_LIMITS,
-  type WebhookAlert,
-  type WebhookPayload,
-} from '../alertmanager/webhook.ts';
+import { isUniqueViolation } from '../db/unique-violation.ts';
+import type { AlertGroupNotification, AlertState } from '../domain/alerts.ts';
 import {
   insertAlerts,
   lockAlertsByFingerprint,
@@ -16,7 +10,6 @@ import {
   touchAlerts,
   updateAlertState,
   type AlertRow,
-  type AlertState,
 } from '../repositories/alerts.ts';
 import {
   insertIncident,
@@ -31,15 +24,6 @@ import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
 import { resolveIfAllAlertsResolved } from './incident-resolution.ts';
 import { batchRowsFor, inBatches } from '../db/batches.ts';
-
-/** A notification after parsing: dates are dates, duplicates are gone. */
-interface Notification {
-  groupKey: string;
-  groupLabels: Record<string, string>;
-  commonLabels: Record<string, string>;
-  commonAnnotations: Record<string, string>;
-  alerts: AlertState[];
-}
 
 /**
  * How one alert of a notification relates to what is stored:
@@ -65,14 +49,13 @@ export interface IntakeResult {
 }
 
 // Retry a notification that lost the race for the one open incident of a
-// group; the advisory lock makes this practically unreachable.
-const UNIQUE_VIOLATION = '23505';
+// group (a unique violation); the advisory lock makes this practically unreachable.
 const MAX_ATTEMPTS = 3;
 
 /**
  * Receives Alertmanager notifications. Each carries the group's whole current
  * state: alerts are upserted by fingerprint and correlated into the group's
- * open incident in ONE transaction, serialised per group across replicas.
+ * open incident in ONE transaction, serialized per group across replicas.
  */
 export class IntakeService {
   readonly #db: Database;
@@ -90,18 +73,11 @@ export class IntakeService {
   }
 
   /**
-   * Applies one webhook notification. Resolves only after the transaction
-   * committed; throws 400 for a payload it cannot use (never retried by
-   * Alertmanager), anything else for server faults (retried).
+   * Applies one notification (parsed by an adapter such as
+   * `alertmanager/parse.ts`). Resolves only after the transaction committed;
+   * throws only for server faults, which Alertmanager retries.
    */
-  async receive(payload: WebhookPayload): Promise<IntakeResult> {
-    let notification: Notification;
-    try {
-      notification = parseNotification(payload);
-    } catch (error) {
-      this.#metrics.webhookNotifications.inc({ outcome: 'rejected' });
-      throw error;
-    }
+  async receive(notification: AlertGroupNotification): Promise<IntakeResult> {
     let result: IntakeResult;
     try {
       result = await this.#applyWithRetry(notification);
@@ -120,17 +96,22 @@ export class IntakeService {
     return result;
   }
 
-  async #applyWithRetry(notification: Notification): Promise<IntakeResult> {
+  async #applyWithRetry(notification: AlertGroupNotification): Promise<IntakeResult> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.#db.transaction((tx) => this.#apply(tx, notification, this.#clock.now()));
       } catch (error) {
-        if ((error as { code?: string }).code !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw error;
+        if (!isUniqueViolation(error) || attempt >= MAX_ATTEMPTS) throw error;
       }
     }
   }
 
-  async #apply(tx: Queryable, notification: Notification, now: Date): Promise<IntakeResult> {
+  /**
+   * One notification, in order: lock the group, store the alerts, open an
+   * incident for a new occurrence, join the open incident, note resolves on
+   * closed incidents, expire what nothing refreshed, resolve when all is quiet.
+   */
+  async #apply(tx: Queryable, notification: AlertGroupNotification, now: Date): Promise<IntakeResult> {
     const { groupKey } = notification;
     // Every writer of this group waits here, on every replica, until we commit.
     await lockIncidentGroup(tx, groupKey);
@@ -138,94 +119,27 @@ export class IntakeService {
     // Set-at-a-time writes go in slices (db/batches.ts): the largest
     // notification must not hold PGlite's thread, and so /healthz, for long.
     const batch = this.#batchRows;
-    const received = await upsertAlerts(tx, notification.alerts, now, batch);
-    const live = received.filter((alert) => alert.change !== 'outdated');
+    const live = (await upsertAlerts(tx, notification.alerts, now, batch)).filter(
+      (alert) => alert.change !== 'outdated',
+    );
     const links = await inBatches(
       live.map((alert) => alert.row.id),
       batch,
       (ids) => linksInGroup(tx, groupKey, ids),
     );
-    const occurrenceLink = (row: AlertRow): IncidentAlertLink | undefined =>
-      links.find((link) => link.alert_id === row.id && sameTime(link.occurrence_starts_at, row.starts_at));
 
     let opened = false;
     if (incident === undefined) {
-      // Manual resolve is terminal: an occurrence already part of an incident
-      // of this group (it kept firing through the resolve) opens nothing.
-      // A fingerprint new to the group, an alert that fired again, or one we
-      // had wrongly presumed resolved does.
-      const openers = live.filter(
-        (alert) =>
-          alert.row.status === 'firing' &&
-          (alert.change === 'revived' || occurrenceLink(alert.row) === undefined),
-      );
-      if (openers.length > 0) {
-        incident = await insertIncident(tx, {
-          group_key: groupKey,
-          title: incidentTitle(notification),
-          group_labels: notification.groupLabels,
-          triggered_at: now,
-        });
-        opened = true;
-        await insertEvents(
-          tx,
-          [{ incident_id: incident.id, type: 'triggered', detail: incident.title }],
-          now,
-        );
-      }
+      incident = await openForNewOccurrence(tx, notification, live, links, now);
+      opened = incident !== undefined;
     }
-
-    const events: NewIncidentEvent[] = [];
-    const handled = new Set<number>();
-    if (incident !== undefined) {
-      const incidentId = incident.id;
-      const joining: AlertRow[] = [];
-      for (const { row, change } of live) {
-        const link = links.find(
-          (candidate) => candidate.alert_id === row.id && candidate.incident_id === incidentId,
-        );
-        const fresh = change === 'new' || change === 'new_occurrence' || change === 'revived';
-        const member =
-          link !== undefined && sameTime(link.occurrence_starts_at, row.starts_at) && change !== 'revived';
-        // While a group has an open incident, its firing alerts join it; an
-        // occurrence that began and ended between two notifications joins too.
-        if (!member && (row.status === 'firing' || fresh)) {
-          joining.push(row);
-          handled.add(row.id);
-          events.push({
-            incident_id: incident.id,
-            type: 'alert_added',
-            alert_id: row.id,
-            detail: alertLabel(row),
-          });
-          if (row.status === 'resolved') events.push(alertResolvedEvent(incident.id, row));
-        } else if (member && change === 'resolved') {
-          handled.add(row.id);
-          events.push(alertResolvedEvent(incident.id, row));
-        }
-      }
-      if (joining.length > 0) {
-        await inBatches(
-          joining.map((row) => ({ alert_id: row.id, occurrence_starts_at: row.starts_at })),
-          batch,
-          (slice) => linkAlerts(tx, incidentId, slice, now),
-        );
-        await inBatches(
-          joining.map((row) => row.id),
-          batch,
-          (ids) => setAlertsIncident(tx, ids, incidentId),
-        );
-        incident = await raiseSeverity(tx, incident, joining);
-      }
-    }
-    // An alert that resolves after its incident was closed by hand still
-    // leaves its mark on that incident's timeline.
-    for (const { row, change } of live) {
-      if (change !== 'resolved' || handled.has(row.id)) continue;
-      const link = occurrenceLink(row);
-      if (link !== undefined) events.push(alertResolvedEvent(link.incident_id, row));
-    }
-    await inBatches(events, batch, (slice) => insertEvents(tx, slice, now));
+    const joined =
+      incident === undefined ? undefined : await joinIncident(tx, incident, live, links, now, batch);
+    if (joined !== undefined) incident = joined.incident;
+    const afterClose = resolvedAfterClose(live, links, joined?.handled ?? new Set());
+    await inBatches([...(joined?.events ?? []), ...afterClose], batch, (slice) =>
+      insertEvents(tx, slice, now),
+    );
 
     // The notification refreshed what it carried; whatever the group has
     // that nothing refreshed for too long is presumed resolved.
@@ -245,6 +159,112 @@ export class IntakeService {
       resolved,
     };
   }
+}
+
+/** The link of this alert's current occurrence to an incident of the group, if it has one. */
+function occurrenceLink(links: IncidentAlertLink[], row: AlertRow): IncidentAlertLink | undefined {
+  return links.find((link) => link.alert_id === row.id && sameTime(link.occurrence_starts_at, row.starts_at));
+}
+
+/**
+ * Step: with no open incident, opens one when a firing alert is a new
+ * occurrence. Manual resolve is terminal: an occurrence already part of an
+ * incident of this group (it kept firing through the resolve) opens nothing;
+ * a fingerprint new to the group, an alert that fired again, or one we had
+ * wrongly presumed resolved does.
+ */
+async function openForNewOccurrence(
+  tx: Queryable,
+  notification: AlertGroupNotification,
+  live: ReceivedAlert[],
+  links: IncidentAlertLink[],
+  now: Date,
+): Promise<IncidentRow | undefined> {
+  const openers = live.filter(
+    (alert) =>
+      alert.row.status === 'firing' &&
+      (alert.change === 'revived' || occurrenceLink(links, alert.row) === undefined),
+  );
+  if (openers.length === 0) return undefined;
+  const incident = await insertIncident(tx, {
+    group_key: notification.groupKey,
+    title: incidentTitle(notification),
+    group_labels: notification.groupLabels,
+    triggered_at: now,
+  });
+  await insertEvents(tx, [{ incident_id: incident.id, type: 'triggered', detail: incident.title }], now);
+  return incident;
+}
+
+/**
+ * Step: while a group has an open incident, its firing alerts join it (an
+ * occurrence that began and ended between two notifications joins too), and
+ * members that stopped firing get `alert_resolved`. Returns the incident with
+ * its severity raised, the events, and the alerts it accounted for.
+ */
+async function joinIncident(
+  tx: Queryable,
+  incident: IncidentRow,
+  live: ReceivedAlert[],
+  links: IncidentAlertLink[],
+  now: Date,
+  batch: number,
+): Promise<{ incident: IncidentRow; events: NewIncidentEvent[]; handled: Set<number> }> {
+  const events: NewIncidentEvent[] = [];
+  const handled = new Set<number>();
+  const joining: AlertRow[] = [];
+  for (const { row, change } of live) {
+    const link = links.find(
+      (candidate) => candidate.alert_id === row.id && candidate.incident_id === incident.id,
+    );
+    const fresh = change === 'new' || change === 'new_occurrence' || change === 'revived';
+    const member =
+      link !== undefined && sameTime(link.occurrence_starts_at, row.starts_at) && change !== 'revived';
+    if (!member && (row.status === 'firing' || fresh)) {
+      joining.push(row);
+      handled.add(row.id);
+      events.push({
+        incident_id: incident.id,
+        type: 'alert_added',
+        alert_id: row.id,
+        detail: alertLabel(row),
+      });
+      if (row.status === 'resolved') events.push(alertResolvedEvent(incident.id, row));
+    } else if (member && change === 'resolved') {
+      handled.add(row.id);
+      events.push(alertResolvedEvent(incident.id, row));
+    }
+  }
+  if (joining.length === 0) return { incident, events, handled };
+  await inBatches(
+    joining.map((row) => ({ alert_id: row.id, occurrence_starts_at: row.starts_at })),
+    batch,
+    (slice) => linkAlerts(tx, incident.id, slice, now),
+  );
+  await inBatches(
+    joining.map((row) => row.id),
+    batch,
+    (ids) => setAlertsIncident(tx, ids, incident.id),
+  );
+  return { incident: await raiseSeverity(tx, incident, joining), events, handled };
+}
+
+/**
+ * Step: an alert that resolves after its incident was closed by hand still
+ * leaves its mark on that incident's timeline.
+ */
+function resolvedAfterClose(
+  live: ReceivedAlert[],
+  links: IncidentAlertLink[],
+  handled: Set<number>,
+): NewIncidentEvent[] {
+  const events: NewIncidentEvent[] = [];
+  for (const { row, change } of live) {
+    if (change !== 'resolved' || handled.has(row.id)) continue;
+    const link = occurrenceLink(links, row);
+    if (link !== undefined) events.push(alertResolvedEvent(link.incident_id, row));
+  }
+  return events;
 }
 
 /** Stores each alert's state and says how it changed; unchanged ones only get "last seen". */
@@ -369,7 +389,7 @@ function alertResolvedEvent(incidentId: number, row: AlertRow): NewIncidentEvent
 }
 
 /** The incident's title: the group's common summary, else its alert name and grouping labels. */
-function incidentTitle(notification: Notification): string {
+function incidentTitle(notification: AlertGroupNotification): string {
   const summary = notification.commonAnnotations.summary;
   if (summary !== undefined && summary.trim() !== '') return summary.trim();
   const name =
@@ -381,62 +401,4 @@ function incidentTitle(notification: Notification): string {
     .filter(([key]) => key !== 'alertname')
     .map(([key, value]) => `${key}=${value}`);
   return others.length > 0 ? `${name} (${others.join(', ')})` : name;
-}
-
-/** Checks what the schema cannot express and turns wire values into stored ones. */
-function parseNotification(payload: WebhookPayload): Notification {
-  if (payload.version !== SUPPORTED_WEBHOOK_VERSION) {
-    throw badRequest(
-      `field "version" is "${payload.version.slice(0, 20)}"; only Alertmanager webhook version "4" is supported`,
-    );
-  }
-  if (Buffer.byteLength(payload.groupKey, 'utf8') > WEBHOOK_LIMITS.groupKeyBytes) {
-    throw badRequest(`field "groupKey" is longer than ${WEBHOOK_LIMITS.groupKeyBytes} bytes (UTF-8)`);
-  }
-  const alerts = new Map<string, AlertState>();
-  payload.alerts.forEach((alert: WebhookAlert, index: number) => {
-    let labelSize = 0;
-    for (const [name, value] of Object.entries(alert.labels)) labelSize += name.length + value.length;
-    if (labelSize > WEBHOOK_LIMITS.labelBytesPerAlert) {
-      throw badRequest(
-        `field "alerts.${index}.labels" is too large: ${labelSize} characters of names and values; ` +
-          `at most ${WEBHOOK_LIMITS.labelBytesPerAlert}`,
-      );
-    }
-    const startsAt = parseTime(alert.startsAt, `alerts.${index}.startsAt`);
-    if (startsAt === null) throw badRequest(`field "alerts.${index}.startsAt" must be a real start time`);
-    const endsAt = alert.endsAt === undefined ? null : parseTime(alert.endsAt, `alerts.${index}.endsAt`);
-    // Later entries win, as in Alertmanager's own merge of duplicates.
-    alerts.set(alert.fingerprint, {
-      fingerprint: alert.fingerprint,
-      group_key: payload.groupKey,
-      name: alert.labels.alertname ?? '',
-      status: alert.status,
-      labels: alert.labels,
-      annotations: alert.annotations ?? {},
-      starts_at: startsAt,
-      ends_at: endsAt,
-      generator_url: alert.generatorURL ?? '',
-      resolution_source: alert.status === 'resolved' ? 'alertmanager' : null,
-    });
-  });
-  return {
-    groupKey: payload.groupKey,
-    groupLabels: payload.groupLabels ?? {},
-    commonLabels: payload.commonLabels ?? {},
-    commonAnnotations: payload.commonAnnotations ?? {},
-    alerts: [...alerts.values()],
-  };
-}
-
-const GO_ZERO_MS = Date.parse(GO_ZERO_TIME);
-
-/** An RFC 3339 time as a Date; null for Go's zero time ("not set"). */
-function parseTime(text: string, field: string): Date | null {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text)) {
-    throw badRequest(`field "${field}" must be an RFC 3339 timestamp, got "${text.slice(0, 40)}"`);
-  }
-  const ms = Date.parse(text);
-  if (Number.isNaN(ms)) throw badRequest(`field "${field}" is not a valid time: "${text.slice(0, 40)}"`);
-  return ms <= GO_ZERO_MS ? null : new Date(ms);
 }

@@ -5,7 +5,7 @@ import type { SessionService } from './sessions.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
 import { requireSelfOrAdmin } from '../auth/principal.ts';
 import { badRequest, forbidden, notFound } from '../errors.ts';
-import { hashPassword, passwordProblem, verifyPassword } from '../auth/password-hash.ts';
+import { hashPassword, verifyPassword } from '../auth/password-hash.ts';
 import { findPasswordHolderById, setPasswordHash } from '../repositories/passwords.ts';
 
 /** Setting and changing passwords (`PUT /api/users/{id}/password`). */
@@ -39,8 +39,7 @@ export class PasswordService {
     input: { password: string; currentPassword?: string; clientAddress: string },
   ): Promise<void> {
     requireSelfOrAdmin(principal, userId, 'set a password');
-    const problem = passwordProblem(input.password);
-    if (problem) throw badRequest(`field "password" ${problem}`);
+    // Length (MIN/MAX_PASSWORD_LENGTH) is the contract's PasswordBody rule, checked before we get here.
     const target = await findPasswordHolderById(this.#db, userId);
     if (!target) throw notFound(`user ${userId}`);
 

@@ -1,14 +1,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase } from '../../../../test/support/databases.ts';
 import {
+  forEachDatabase,
   ManualClock,
   startTestApp,
   testConfig,
   type TestApp,
   type TestUser,
-} from '../../../../test/support/app.ts';
-import { firingAlert, notification, resolvedAlert } from '../../../../test/support/alertmanager-payloads.ts';
+  firingAlert,
+  notification,
+  resolvedAlert,
+} from '@terdut/test-support';
 
 const HOUR = 3_600_000;
 

@@ -1,3 +1,4 @@
+import { MAX_DATES_PER_REQUEST } from '@terdut/contract';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { requireAdmin, type Principal } from '../auth/principal.ts';
@@ -18,8 +19,6 @@ import { localDateOf, startOfLocalDay } from './schedule-timeline.ts';
 
 /** How far ahead `GET /api/schedule` looks when the caller gives no `to`. */
 export const DEFAULT_WINDOW_DAYS = 30;
-/** Dates one `POST /api/schedule` may assign: a year, so a request stays one small transaction. */
-export const MAX_DATES_PER_REQUEST = 366;
 
 /**
  * Ids of day entries that come from a rotation (no row of their own) sit above

@@ -1,3 +1,4 @@
+import { TOP_ALERTS_DEFAULT } from '@terdut/contract';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -12,10 +13,6 @@ import {
 } from '../repositories/statistics.ts';
 
 const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-
-/** Default and ceiling of `GET /api/stats/alerts/top?limit=`. */
-export const TOP_ALERTS_DEFAULT = 10;
-export const TOP_ALERTS_MAX = 100;
 
 /**
  * Alert frequency and incident response times for every signed-in user.

@@ -33,14 +33,6 @@ const quantity = Type.Unsafe<string | number>({
 
 const dnsLabelName = (description: string) => Type.String({ description, minLength: 1, maxLength: 253 });
 
-export const SecretKeySelector = Type.Object(
-  {
-    name: dnsLabelName('Name of a Secret in the TerdutServer’s namespace.'),
-    key: Type.String({ description: 'Key inside the Secret.', minLength: 1 }),
-  },
-  { description: 'A key of a Secret in the same namespace as the TerdutServer.' },
-);
-
 export const PostgresqlDatabase = Type.Object(
   {
     clusterName: dnsLabelName(

@@ -45,11 +45,6 @@ export class ConditionSet {
     return this.get(type)?.status === 'True';
   }
 
-  /** Did `type` become True in this pass (False/absent before)? */
-  becameTrue(type: ConditionType): boolean {
-    return this.#current.get(type)?.status === 'True' && this.#previous.get(type)?.status !== 'True';
-  }
-
   /** Did `type` change status or reason in this pass? */
   changed(type: ConditionType): boolean {
     const now = this.#current.get(type);

@@ -1,12 +1,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
-import { ManualClock, startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
 import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  type TestApp,
+  type TestUser,
   firingAlert,
   notification,
   resolvedAlert,
-} from '../../../../../test/support/alertmanager-payloads.ts';
+} from '@terdut/test-support';
 
 forEachDatabase('alerts API', (database) => {
   let server: TestApp;
@@ -63,7 +66,25 @@ forEachDatabase('alerts API', (database) => {
     assert.equal(resolved.status, 'resolved');
     assert.equal(resolved.ends_at, '2026-07-27T10:00:30.000Z');
     assert.equal(resolved.resolution_source, 'alertmanager');
-    assert.equal(resolved.received_at, one.body.received_at, 'received_at is when the occurrence arrived');
+    assert.equal(
+      resolved.received_at,
+      clock.now().toISOString(),
+      'received_at is when a notification last carried it',
+    );
+  });
+
+  test('received_at moves with every notification that carries the alert, not only with a new occurrence', async () => {
+    const spec = { alertname: 'Repeated', labels: { instance: 'db-2' }, startsAt: '2026-07-27T09:55:00Z' };
+    const opened = await post(notification({ groupKey: 'alert-repeat', alerts: [firingAlert(spec)] }));
+    const alertId = (await get(`/api/incidents/${opened.body.incident_id}`)).body.alerts[0].id;
+    const firstSeen = clock.now().toISOString();
+    // Alertmanager repeats the unchanged, still firing alert (repeat_interval).
+    clock.advance(4 * 3_600_000);
+    await post(notification({ groupKey: 'alert-repeat', alerts: [firingAlert(spec)] }));
+    const repeated = (await get(`/api/alerts/${alertId}`)).body;
+    assert.equal(repeated.received_at, clock.now().toISOString());
+    assert.notEqual(repeated.received_at, firstSeen);
+    assert.equal(repeated.starts_at, '2026-07-27T09:55:00.000Z', 'the occurrence is the same one');
   });
 
   test('GET /api/alerts/{id}: 404 for no such alert, 400 for a malformed id', async () => {

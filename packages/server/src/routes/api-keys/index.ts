@@ -1,18 +1,25 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import {
+  ApiKeySchema,
+  CreateKeyBody,
+  IdParams,
+  KeyIdParams,
+  NewApiKeySchema,
+  NoContent,
+  errors,
+} from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import type { ApiKeyService } from '../../services/api-keys.ts';
-import { ErrorSchema } from '../users/wire.ts';
-import { ApiKeySchema, NewApiKeySchema, serializeApiKey, serializeNewApiKey } from './wire.ts';
+import { serializeApiKey, serializeNewApiKey } from './wire.ts';
 import { access } from '../../http/route-auth.ts';
-import { IdSchema } from '../../http/ids.ts';
 
 /** `/api/users/{id}/api-keys`: members manage their own keys, admins anyone's. */
 export function apiKeyRoutes(apiKeys: ApiKeyService) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['api keys'];
-    const userParams = Type.Object({ id: IdSchema });
 
     app.get(
       '/api/users/:id/api-keys',
@@ -21,8 +28,8 @@ export function apiKeyRoutes(apiKeys: ApiKeyService) {
         schema: {
           tags,
           summary: 'Keys of a person, newest first, without the keys themselves',
-          params: userParams,
-          response: { 200: Type.Array(ApiKeySchema), 403: ErrorSchema, 404: ErrorSchema },
+          params: IdParams,
+          response: { 200: Type.Array(ApiKeySchema), ...errors(400, 403, 404) },
         },
       },
       async (request) => (await apiKeys.list(principalOf(request), request.params.id)).map(serializeApiKey),
@@ -35,9 +42,9 @@ export function apiKeyRoutes(apiKeys: ApiKeyService) {
         schema: {
           tags,
           summary: 'Create a key; the answer is the only time `key` is shown',
-          params: userParams,
-          body: Type.Object({ name: Type.String() }),
-          response: { 201: NewApiKeySchema, 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema },
+          params: IdParams,
+          body: CreateKeyBody,
+          response: { 201: NewApiKeySchema, ...errors(400, 403, 404) },
         },
       },
       async (request, reply) => {
@@ -58,8 +65,8 @@ export function apiKeyRoutes(apiKeys: ApiKeyService) {
         schema: {
           tags,
           summary: 'Delete a key',
-          params: Type.Object({ id: IdSchema, key_id: IdSchema }),
-          response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema },
+          params: KeyIdParams,
+          response: { 204: NoContent, ...errors(400, 403, 404) },
         },
       },
       async (request, reply) => {

@@ -1,13 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase, createTestPglite } from '../../../../../test/support/databases.ts';
 import {
+  forEachDatabase,
+  createTestPglite,
   startTestApp,
   testConfig,
   ManualClock,
   type TestApp,
   type TestUser,
-} from '../../../../../test/support/app.ts';
+} from '@terdut/test-support';
 
 const HOUR = 3_600_000;
 

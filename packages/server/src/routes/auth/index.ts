@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { IdParams, LoginBody, MeSchema, NoContent, PasswordBody, errors } from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import {
   arrivedOverHttps,
@@ -10,11 +11,9 @@ import {
 import { OIDC_FLOW_TTL_MS, type OidcSignInService } from '../../services/oidc-sign-in.ts';
 import type { SignInService } from '../../services/sign-in.ts';
 import type { PasswordService } from '../../services/passwords.ts';
-import { ErrorSchema, UserSchema, serializeUser } from '../users/wire.ts';
-import { MAX_PASSWORD_LENGTH } from '../../auth/password-hash.ts';
+import { serializeUser } from '../users/wire.ts';
 import { ApiError } from '../../errors.ts';
 import { access } from '../../http/route-auth.ts';
-import { IdSchema } from '../../http/ids.ts';
 
 /** Holds the signed OIDC state, nonce and PKCE verifier between the redirect out and the callback. */
 const OIDC_FLOW_COOKIE = 'terdut_oidc';
@@ -56,16 +55,8 @@ export function signInRoutes(deps: SignInRouteDeps) {
             '403 before the instance is bootstrapped, 401 for a wrong username or password, 429 (Retry-After) ' +
             'after too many failures for the username or from the address.',
           security: [],
-          body: Type.Object({
-            username: Type.String({ minLength: 1, maxLength: 256 }),
-            password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
-          }),
-          response: {
-            200: Type.Object({ user: UserSchema, has_password: Type.Boolean() }),
-            401: ErrorSchema,
-            403: ErrorSchema,
-            429: ErrorSchema,
-          },
+          body: LoginBody,
+          response: { 200: MeSchema, ...errors(400, 401, 403, 429) },
         },
       },
       async (request, reply) => {
@@ -87,7 +78,7 @@ export function signInRoutes(deps: SignInRouteDeps) {
           tags,
           summary: 'Sign out: revokes the session and clears its cookies (needs X-CSRF-Token)',
           security: [],
-          response: { 204: Type.Null(), 403: ErrorSchema },
+          response: { 204: NoContent, ...errors(403) },
         },
       },
       async (request, reply) => {
@@ -108,7 +99,7 @@ export function signInRoutes(deps: SignInRouteDeps) {
           summary: 'Start OIDC sign-in: redirects to the identity provider',
           description: '404 when OIDC is not configured, 502 when the provider cannot be reached.',
           security: [],
-          response: { 302: Type.Null(), 404: ErrorSchema, 502: ErrorSchema },
+          response: { 302: NoContent, ...errors(404, 502) },
         },
       },
       async (request, reply) => {
@@ -136,13 +127,7 @@ export function signInRoutes(deps: SignInRouteDeps) {
             '403 before the instance is bootstrapped, for people outside TERDUT_OIDC_ALLOWED_GROUPS, and when the ' +
             'provider refused the sign-in; 400 when no sign-in is in progress; 502 when the provider fails.',
           security: [],
-          response: {
-            302: Type.Null(),
-            400: ErrorSchema,
-            403: ErrorSchema,
-            404: ErrorSchema,
-            502: ErrorSchema,
-          },
+          response: { 302: NoContent, ...errors(400, 403, 404, 502) },
         },
       },
       async (request, reply) => {
@@ -169,18 +154,9 @@ export function signInRoutes(deps: SignInRouteDeps) {
           description:
             '`current_password` is required (400 when missing, 403 when wrong) when people change their own ' +
             "existing password. The user's other sessions are revoked.",
-          params: Type.Object({ id: IdSchema }),
-          body: Type.Object({
-            password: Type.String({ maxLength: MAX_PASSWORD_LENGTH }),
-            current_password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_LENGTH })),
-          }),
-          response: {
-            204: Type.Null(),
-            400: ErrorSchema,
-            403: ErrorSchema,
-            404: ErrorSchema,
-            429: ErrorSchema,
-          },
+          params: IdParams,
+          body: PasswordBody,
+          response: { 204: NoContent, ...errors(400, 403, 404, 429) },
         },
       },
       async (request, reply) => {

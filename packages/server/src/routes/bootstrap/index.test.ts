@@ -4,8 +4,7 @@ import { mkdtemp, rm, symlink, rename, writeFile, mkdir } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
-import { ManualClock, startTestApp, testConfig, type TestApp } from '../../../../../test/support/app.ts';
+import { forEachDatabase, ManualClock, startTestApp, testConfig, type TestApp } from '@terdut/test-support';
 import { loadConfig } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { insertUser } from '../../repositories/users.ts';

@@ -1,13 +1,19 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  BootstrapBody,
+  BootstrapStatusSchema,
+  CredentialSchema,
+  RecoverBody,
+  errors,
+  type Credential,
+} from '@terdut/contract';
 import type { AdminCredential, BootstrapService } from '../../services/bootstrap.ts';
-import { ErrorSchema, UserSchema, serializeUser } from '../users/wire.ts';
-import { NewApiKeySchema, serializeNewApiKey } from '../api-keys/wire.ts';
+import { serializeUser } from '../users/wire.ts';
+import { serializeNewApiKey } from '../api-keys/wire.ts';
 import { access } from '../../http/route-auth.ts';
 
-const CredentialSchema = Type.Object({ user: UserSchema, api_key: NewApiKeySchema });
-
-function serializeCredential(credential: AdminCredential) {
+function serializeCredential(credential: AdminCredential): Credential {
   return { user: serializeUser(credential.user), api_key: serializeNewApiKey(credential.apiKey) };
 }
 
@@ -23,7 +29,7 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['bootstrap'];
     const security = [{ bootstrapToken: [] }];
-    const errors = { 400: ErrorSchema, 401: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema };
+    const refusals = errors(400, 401, 429, 503);
 
     app.get(
       '/api/bootstrap',
@@ -33,7 +39,7 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
           tags,
           summary: 'Whether the instance has been bootstrapped',
           security: [],
-          response: { 200: Type.Object({ bootstrapped: Type.Boolean() }) },
+          response: { 200: BootstrapStatusSchema },
         },
       },
       async () => bootstrap.status(),
@@ -49,8 +55,8 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
           description:
             'Exactly once: 403 {"error":"already bootstrapped"} afterwards. Rate limited per address.',
           security,
-          body: Type.Object({ username: Type.String(), email: Type.String() }),
-          response: { 201: CredentialSchema, ...errors, 403: ErrorSchema },
+          body: BootstrapBody,
+          response: { 201: CredentialSchema, ...refusals, ...errors(403) },
         },
       },
       async (request, reply) =>
@@ -68,8 +74,8 @@ export function bootstrapRoutes(bootstrap: BootstrapService) {
           description:
             'Any time after bootstrap (409 before): creates, restores or promotes the user. Rate limited per address.',
           security,
-          body: Type.Object({ username: Type.String(), email: Type.Optional(Type.String()) }),
-          response: { 201: CredentialSchema, ...errors, 409: ErrorSchema },
+          body: RecoverBody,
+          response: { 201: CredentialSchema, ...refusals, ...errors(409) },
         },
       },
       async (request, reply) =>

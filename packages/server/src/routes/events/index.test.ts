@@ -1,9 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
-import { startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
-import { firingAlert, notification } from '../../../../../test/support/alertmanager-payloads.ts';
+import {
+  forEachDatabase,
+  startTestApp,
+  type TestApp,
+  type TestUser,
+  firingAlert,
+  notification,
+} from '@terdut/test-support';
 
 /** Reads server-sent events from `url` until `until` returns true for one; resolves with the events seen. */
 async function readEvents(

@@ -7,8 +7,13 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
-import { createTestPostgres, createTestPglite } from '../../../../../test/support/databases.ts';
-import { startTestApp, testConfig, type TestApp } from '../../../../../test/support/app.ts';
+import {
+  createTestPostgres,
+  createTestPglite,
+  startTestApp,
+  testConfig,
+  type TestApp,
+} from '@terdut/test-support';
 import { openPostgres, type Database } from '../../db/database.ts';
 import { READY_DEADLINE_MS } from './index.ts';
 

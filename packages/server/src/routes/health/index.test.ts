@@ -1,7 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
-import { startTestApp, type TestApp } from '../../../../../test/support/app.ts';
+import { forEachDatabase, startTestApp, type TestApp } from '@terdut/test-support';
 
 forEachDatabase('health and authentication', (database) => {
   let server: TestApp;

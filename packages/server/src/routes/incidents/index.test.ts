@@ -1,8 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
-import { ManualClock, startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
-import { firingAlert, notification } from '../../../../../test/support/alertmanager-payloads.ts';
+import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  type TestApp,
+  type TestUser,
+  firingAlert,
+  notification,
+} from '@terdut/test-support';
 
 forEachDatabase('incidents API', (database) => {
   let server: TestApp;
@@ -199,6 +205,15 @@ forEachDatabase('incidents API', (database) => {
     assert.equal((await ids('')).includes(id), true);
     assert.equal('snoozed_until' in (await call('GET', `/api/incidents/${id}`, alice)).body, false);
     assert.deepEqual((await timelineTypes(id)).slice(-3), ['snoozed', 'snoozed', 'unsnoozed']);
+  });
+
+  test("a snoozed event's detail is the RFC 3339 time the snooze ends", async () => {
+    const id = await openIncident();
+    const snoozed = await call('POST', `/api/incidents/${id}/snooze`, alice, { duration: '2h' });
+    const timeline = (await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[];
+    const event = timeline.find((entry) => entry.type === 'snoozed');
+    assert.equal(event.detail, snoozed.body.snoozed_until);
+    assert.equal(event.detail, new Date(clock.now().getTime() + 2 * 3_600_000).toISOString());
   });
 
   test('snooze refuses anything but a positive Go-style duration with 400 naming the field', async () => {

@@ -1,32 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import {
+  AssignBody,
+  EventIdParams,
+  IdParams,
+  IncidentEventSchema,
+  IncidentListQuery,
+  IncidentSchema,
+  NoContent,
+  NoteBody,
+  SnoozeBody,
+  errors,
+} from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import type { IncidentService } from '../../services/incidents.ts';
-import { IncidentEventSchema, IncidentSchema, serialiseEvent, serialiseIncident } from './wire.ts';
+import { serializeEvent, serializeIncident } from './wire.ts';
 import { access } from '../../http/route-auth.ts';
-import { IdSchema } from '../../http/ids.ts';
-
-const ListQuery = Type.Object({
-  status: Type.Optional(
-    Type.Union([Type.Literal('triggered'), Type.Literal('acknowledged'), Type.Literal('resolved')]),
-  ),
-  archived: Type.Optional(
-    Type.Boolean({ description: 'true: archived incidents instead of the default set' }),
-  ),
-  snoozed: Type.Optional(
-    Type.Boolean({ description: 'true: currently snoozed incidents instead of the default set' }),
-  ),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-});
-const IdParams = Type.Object({ id: IdSchema });
-const NoteParams = Type.Object({ id: IdSchema, event_id: IdSchema });
-const AssignBody = Type.Object({ user_id: IdSchema });
-const SnoozeBody = Type.Object({
-  duration: Type.String({ description: 'Go-style duration: 30m, 2h, 1h30m', maxLength: 64 }),
-});
-const NoteBody = Type.Object({ content: Type.String({ minLength: 1, maxLength: 20_000 }) });
-const NoContent = Type.Null({ description: 'no content' });
 
 /** Incidents: the list, one incident, its timeline and every action people take on it. */
 export function incidentRoutes(service: IncidentService) {
@@ -34,8 +24,11 @@ export function incidentRoutes(service: IncidentService) {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const incidents = () => service;
     const tags = ['incidents'];
-    const one = { tags, params: IdParams, response: { 200: IncidentSchema } };
-    const none = { tags, params: IdParams, response: { 204: NoContent } };
+    // Every action may meet a bad id (400), a missing incident (404) or an
+    // incident whose state forbids it (409, e.g. resolved).
+    const refusals = errors(400, 404, 409);
+    const one = { tags, params: IdParams, response: { 200: IncidentSchema, ...refusals } };
+    const none = { tags, params: IdParams, response: { 204: NoContent, ...refusals } };
 
     app.get(
       '/api/incidents',
@@ -44,18 +37,26 @@ export function incidentRoutes(service: IncidentService) {
         schema: {
           tags,
           summary: 'Incidents, newest first. Default: open, not archived, not currently snoozed',
-          querystring: ListQuery,
-          response: { 200: Type.Array(IncidentSchema) },
+          querystring: IncidentListQuery,
+          response: { 200: Type.Array(IncidentSchema), ...errors(400) },
         },
       },
-      async (request) => (await incidents().list(request.query)).map((row) => serialiseIncident(row)),
+      async (request) => (await incidents().list(request.query)).map((row) => serializeIncident(row)),
     );
     app.get(
       '/api/incidents/:id',
-      { config: { auth: access.signedIn }, schema: { ...one, summary: 'One incident with its alerts' } },
+      {
+        config: { auth: access.signedIn },
+        schema: {
+          tags,
+          summary: 'One incident with its alerts',
+          params: IdParams,
+          response: { 200: IncidentSchema, ...errors(400, 404) },
+        },
+      },
       async (request) => {
         const { incident, alerts } = await incidents().get(request.params.id);
-        return serialiseIncident(incident, alerts);
+        return serializeIncident(incident, alerts);
       },
     );
     app.get(
@@ -66,16 +67,16 @@ export function incidentRoutes(service: IncidentService) {
           tags,
           summary: 'Timeline, oldest first',
           params: IdParams,
-          response: { 200: Type.Array(IncidentEventSchema) },
+          response: { 200: Type.Array(IncidentEventSchema), ...errors(400, 404) },
         },
       },
-      async (request) => (await incidents().timeline(request.params.id)).map(serialiseEvent),
+      async (request) => (await incidents().timeline(request.params.id)).map(serializeEvent),
     );
     app.post(
       '/api/incidents/:id/acknowledge',
       { config: { auth: access.signedIn }, schema: { ...one, summary: 'Acknowledge' } },
       async (request) =>
-        serialiseIncident(await incidents().acknowledge(principalOf(request), request.params.id)),
+        serializeIncident(await incidents().acknowledge(principalOf(request), request.params.id)),
     );
     app.delete(
       '/api/incidents/:id/acknowledge',
@@ -92,7 +93,7 @@ export function incidentRoutes(service: IncidentService) {
         schema: { ...one, body: AssignBody, summary: 'Assign to a person (404 if no such user)' },
       },
       async (request) =>
-        serialiseIncident(
+        serializeIncident(
           await incidents().assign(principalOf(request), request.params.id, request.body.user_id),
         ),
     );
@@ -103,7 +104,7 @@ export function incidentRoutes(service: IncidentService) {
         schema: { ...one, body: SnoozeBody, summary: 'Snooze for a Go-style duration' },
       },
       async (request) =>
-        serialiseIncident(
+        serializeIncident(
           await incidents().snooze(principalOf(request), request.params.id, request.body.duration),
         ),
     );
@@ -122,7 +123,7 @@ export function incidentRoutes(service: IncidentService) {
         schema: { ...one, summary: 'Resolve by hand (terminal; 409 if already resolved)' },
       },
       async (request) =>
-        serialiseIncident(await incidents().resolve(principalOf(request), request.params.id)),
+        serializeIncident(await incidents().resolve(principalOf(request), request.params.id)),
     );
     app.post(
       '/api/incidents/:id/archive',
@@ -131,7 +132,7 @@ export function incidentRoutes(service: IncidentService) {
         schema: { ...one, summary: 'Archive a resolved incident (409 otherwise)' },
       },
       async (request) =>
-        serialiseIncident(await incidents().archive(principalOf(request), request.params.id)),
+        serializeIncident(await incidents().archive(principalOf(request), request.params.id)),
     );
     app.delete(
       '/api/incidents/:id/archive',
@@ -150,7 +151,7 @@ export function incidentRoutes(service: IncidentService) {
           summary: 'Add a note; answers the new event',
           params: IdParams,
           body: NoteBody,
-          response: { 201: IncidentEventSchema },
+          response: { 201: IncidentEventSchema, ...errors(400, 404) },
         },
       },
       async (request, reply) => {
@@ -159,7 +160,7 @@ export function incidentRoutes(service: IncidentService) {
           request.params.id,
           request.body.content,
         );
-        return reply.status(201).send(serialiseEvent(event));
+        return reply.status(201).send(serializeEvent(event));
       },
     );
     app.delete(
@@ -169,8 +170,8 @@ export function incidentRoutes(service: IncidentService) {
         schema: {
           tags,
           summary: 'Delete one of your own notes (403 for others, 409 for events that are not notes)',
-          params: NoteParams,
-          response: { 204: NoContent },
+          params: EventIdParams,
+          response: { 204: NoContent, ...errors(400, 403, 404, 409) },
         },
       },
       async (request, reply) => {

@@ -1,59 +1,11 @@
-import { Type, type Static } from 'typebox';
+import type { Incident, IncidentEvent } from '@terdut/contract';
 import type { IncidentRow } from '../../repositories/incidents.ts';
 import type { IncidentEventRow } from '../../repositories/incident-events.ts';
 import type { AlertRow } from '../../repositories/alerts.ts';
-import { AlertSchema, serialiseAlert } from '../alerts/wire.ts';
-
-const Time = Type.String({ format: 'date-time' });
-
-/** `Incident` of api-contract.md; optional fields are omitted when absent, never null. */
-export const IncidentSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    group_key: Type.String(),
-    title: Type.String(),
-    group_labels: Type.Record(Type.String(), Type.String()),
-    status: Type.Union([Type.Literal('triggered'), Type.Literal('acknowledged'), Type.Literal('resolved')]),
-    severity: Type.Optional(Type.String({ description: 'high-water mark of its alerts, never lowered' })),
-    triggered_at: Time,
-    acknowledged_by_id: Type.Optional(Type.Integer()),
-    acknowledged_by: Type.Optional(Type.String({ description: 'username' })),
-    acknowledged_at: Type.Optional(Time),
-    assigned_to_id: Type.Optional(Type.Integer()),
-    assigned_to: Type.Optional(Type.String({ description: 'username' })),
-    snoozed_until: Type.Optional(
-      Type.String({ format: 'date-time', description: 'snoozed while in the future' }),
-    ),
-    resolved_at: Type.Optional(Time),
-    resolution_source: Type.Optional(Type.Union([Type.Literal('alerts'), Type.Literal('manual')])),
-    archived_at: Type.Optional(Time),
-    alerts: Type.Optional(Type.Array(AlertSchema, { description: 'only on GET /api/incidents/{id}' })),
-  },
-  { additionalProperties: false },
-);
-export type IncidentWire = Static<typeof IncidentSchema>;
-
-/** `IncidentEvent`: a timeline entry. No username means the server acted; on `assigned` the user is the assignee. */
-export const IncidentEventSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    incident_id: Type.Integer(),
-    type: Type.String({
-      description:
-        'triggered, alert_added, alert_resolved, acknowledged, unacknowledged, assigned, snoozed, unsnoozed, resolved, note',
-    }),
-    user_id: Type.Optional(Type.Integer()),
-    username: Type.Optional(Type.String()),
-    alert_id: Type.Optional(Type.Integer()),
-    detail: Type.Optional(Type.String()),
-    created_at: Time,
-  },
-  { additionalProperties: false },
-);
-export type IncidentEventWire = Static<typeof IncidentEventSchema>;
+import { serializeAlert } from '../alerts/wire.ts';
 
 /** Incident row → wire object; `alerts` only when given (the detail view). */
-export function serialiseIncident(row: IncidentRow, alerts?: AlertRow[]): IncidentWire {
+export function serializeIncident(row: IncidentRow, alerts?: AlertRow[]): Incident {
   const time = (value: Date | null) => (value === null ? undefined : value.toISOString());
   return omitUndefined({
     id: row.id,
@@ -72,12 +24,12 @@ export function serialiseIncident(row: IncidentRow, alerts?: AlertRow[]): Incide
     resolved_at: time(row.resolved_at),
     resolution_source: row.resolution_source ?? undefined,
     archived_at: time(row.archived_at),
-    alerts: alerts?.map(serialiseAlert),
+    alerts: alerts?.map(serializeAlert),
   });
 }
 
 /** Event row → wire object. */
-export function serialiseEvent(row: IncidentEventRow): IncidentEventWire {
+export function serializeEvent(row: IncidentEventRow): IncidentEvent {
   return omitUndefined({
     id: row.id,
     incident_id: row.incident_id,

@@ -1,13 +1,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
 import {
+  forEachDatabase,
   ManualClock,
   startTestApp,
   testConfig,
   type TestApp,
   type TestUser,
-} from '../../../../../test/support/app.ts';
+} from '@terdut/test-support';
 
 forEachDatabase('on-call schedule', (database) => {
   let server: TestApp;

@@ -1,42 +1,22 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import {
+  AssignDaysBody,
+  IdParams,
+  NoContent,
+  ScheduleEntrySchema,
+  ScheduleQuery,
+  errors,
+  type ScheduleEntry,
+} from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import type { ScheduleService } from '../../services/schedule.ts';
-import { MAX_DATES_PER_REQUEST } from '../../services/schedule.ts';
 import type { DayEntry } from '../../services/schedule.ts';
 import { access } from '../../http/route-auth.ts';
-import { IdSchema } from '../../http/ids.ts';
-
-const CalendarDate = Type.String({ description: 'calendar date, YYYY-MM-DD', examples: ['2026-07-27'] });
-
-/** `ScheduleEntry` of api-contract.md; every field is always present. */
-export const ScheduleEntrySchema = Type.Object(
-  {
-    id: Type.Integer(),
-    user_id: Type.Integer(),
-    username: Type.String(),
-    date: CalendarDate,
-    created_at: Type.String({ format: 'date-time' }),
-    rotation_id: Type.Optional(
-      Type.Integer({ description: 'set when a rotation gives this day (no stored entry)' }),
-    ),
-    rotation: Type.Optional(Type.String({ description: 'name of that rotation' })),
-    override_id: Type.Optional(
-      Type.Integer({ description: 'set when an override spanning instants (not a whole day) gives it' }),
-    ),
-  },
-  {
-    title: 'ScheduleEntry',
-    description:
-      'One person on call on one calendar day of the default schedule. Stored day entries carry the ' +
-      'five base fields only; a day a rotation covers carries rotation_id and rotation too.',
-  },
-);
-
-const ErrorSchema = Type.Object({ error: Type.String() });
 
 /** Row → wire object. */
-export function serializeScheduleEntry(row: DayEntry) {
+export function serializeScheduleEntry(row: DayEntry): ScheduleEntry {
   return {
     id: row.id,
     user_id: row.user_id,
@@ -67,8 +47,8 @@ export function scheduleRoutes(schedule: ScheduleService) {
             'from + 30 days; both inclusive, at most 366 days. Each day lists everyone on call that day ' +
             'in the default schedule (stored entries, rotations, overrides), in order. Ordered by date ' +
             'ascending: a schedule reads forward like a calendar.',
-          querystring: Type.Object({ from: Type.Optional(CalendarDate), to: Type.Optional(CalendarDate) }),
-          response: { 200: entryList, 400: ErrorSchema },
+          querystring: ScheduleQuery,
+          response: { 200: entryList, ...errors(400) },
         },
       },
       async (request) => {
@@ -84,7 +64,7 @@ export function scheduleRoutes(schedule: ScheduleService) {
         schema: {
           tags,
           summary: "Today's entry of whoever is on call now in the default schedule; 404 when no one is",
-          response: { 200: ScheduleEntrySchema, 404: ErrorSchema },
+          response: { 200: ScheduleEntrySchema, ...errors(404) },
         },
       },
       async () => serializeScheduleEntry(await schedule.current()),
@@ -100,18 +80,8 @@ export function scheduleRoutes(schedule: ScheduleService) {
           description:
             'All or nothing. A date someone else holds is refused with 409 unless replace is true; ' +
             'dates the person already holds are kept; repeated dates count once.',
-          body: Type.Object({
-            user_id: IdSchema,
-            dates: Type.Array(CalendarDate, { maxItems: MAX_DATES_PER_REQUEST * 4 }),
-            replace: Type.Optional(Type.Boolean({ default: false })),
-          }),
-          response: {
-            201: entryList,
-            400: ErrorSchema,
-            403: ErrorSchema,
-            404: ErrorSchema,
-            409: ErrorSchema,
-          },
+          body: AssignDaysBody,
+          response: { 201: entryList, ...errors(400, 403, 404, 409) },
         },
       },
       async (request, reply) => {
@@ -138,8 +108,8 @@ export function scheduleRoutes(schedule: ScheduleService) {
           description:
             'Deletes the override behind the entry. An entry a rotation gives has nothing to delete: ' +
             '409 naming the rotation (add an override instead).',
-          params: Type.Object({ id: IdSchema }),
-          response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
+          params: IdParams,
+          response: { 204: NoContent, ...errors(400, 403, 404, 409) },
         },
       },
       async (request, reply) => {

@@ -1,15 +1,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import ICAL from 'ical.js';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
+import { scheduleOnCallLookup } from '../../services/schedules.ts';
 import {
+  forEachDatabase,
   ManualClock,
   startTestApp,
   testConfig,
   type TestApp,
   type TestUser,
-} from '../../../../../test/support/app.ts';
-import { scheduleOnCallLookup } from '../../services/schedules.ts';
+} from '@terdut/test-support';
 
 forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
   let server: TestApp;

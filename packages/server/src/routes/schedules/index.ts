@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { principalOf } from '../../http/authentication.ts';
 import { badRequest } from '../../errors.ts';
 import { access } from '../../http/route-auth.ts';
-import { IdSchema } from '../../http/ids.ts';
+import { Id } from '@terdut/contract';
 import type { SchedulesService } from '../../services/schedules.ts';
 import {
   ErrorSchema,
@@ -22,7 +23,7 @@ import {
 } from './wire.ts';
 
 const Instant = Type.String({ description: 'RFC 3339 timestamp with a zone' });
-const scheduleParams = Type.Object({ id: IdSchema });
+const scheduleParams = Type.Object({ id: Id });
 const windowQuery = Type.Object({ from: Type.Optional(Instant), to: Type.Optional(Instant) });
 const errors = { 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 
@@ -155,8 +156,8 @@ export function schedulesRoutes(schedules: SchedulesService) {
     );
 
     const rotationParams = Type.Object({
-      id: IdSchema,
-      rotation_id: IdSchema,
+      id: Id,
+      rotation_id: Id,
     });
 
     app.put(
@@ -231,7 +232,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           description: 'Where overrides overlap, the newest wins.',
           params: scheduleParams,
           body: Type.Object(
-            { user_id: IdSchema, starts_at: Instant, ends_at: Instant },
+            { user_id: Id, starts_at: Instant, ends_at: Instant },
             { additionalProperties: false },
           ),
           response: { 201: OverrideSchema, ...errors },
@@ -256,8 +257,8 @@ export function schedulesRoutes(schedules: SchedulesService) {
           tags,
           summary: 'Delete an override (admins); whole-day ones too',
           params: Type.Object({
-            id: IdSchema,
-            override_id: IdSchema,
+            id: Id,
+            override_id: Id,
           }),
           response: { 204: Type.Null(), ...errors },
         },

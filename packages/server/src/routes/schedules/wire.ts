@@ -1,9 +1,9 @@
-import { Type } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { OverrideRow, RotationRow } from '../../repositories/schedules.ts';
 import type { OnCallAnswer, Schedule, ScheduleDetail, TimelineSegment } from '../../services/schedules.ts';
 import type { OnCallSource } from '../../services/schedule-timeline.ts';
 
-export const ErrorSchema = Type.Object({ error: Type.String() });
+export { ErrorSchema } from '@terdut/contract';
 
 const Instant = Type.String({ format: 'date-time', examples: ['2026-03-30T07:00:00Z'] });
 const TimeOfDay = Type.String({

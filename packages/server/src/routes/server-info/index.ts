@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
 import { access } from '../../http/route-auth.ts';
 import { VERSION } from '../../version.ts';

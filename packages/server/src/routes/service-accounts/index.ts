@@ -1,20 +1,31 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import {
+  ApiKeySchema,
+  CreateKeyBody,
+  CreateServiceAccountBody,
+  IdParams,
+  KeyIdParams,
+  NewApiKeySchema,
+  NewServiceAccountSchema,
+  NoContent,
+  ServiceAccountQuery,
+  ServiceAccountSchema,
+  errors,
+} from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import type { ServiceAccountService } from '../../services/service-accounts.ts';
-import { ErrorSchema } from '../users/wire.ts';
-import { ApiKeySchema, NewApiKeySchema, serializeApiKey, serializeNewApiKey } from '../api-keys/wire.ts';
-import { ServiceAccountSchema, serializeServiceAccount } from './wire.ts';
+import { serializeApiKey, serializeNewApiKey } from '../api-keys/wire.ts';
+import { serializeServiceAccount } from './wire.ts';
 import { access } from '../../http/route-auth.ts';
-import { IdSchema } from '../../http/ids.ts';
 
 /** `/api/service-accounts`: credentials for programs such as the operator (admins only). */
 export function serviceAccountRoutes(accounts: ServiceAccountService) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['service accounts'];
-    const idParams = Type.Object({ id: IdSchema });
-    const adminErrors = { 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema };
+    const adminErrors = errors(400, 403, 404);
 
     app.post(
       '/api/service-accounts',
@@ -24,12 +35,8 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
           tags,
           summary: 'Create a service account with a first key',
           description: '409 when the name exists (look it up by name and mint a key instead).',
-          body: Type.Object({ name: Type.String(), scope: Type.Literal('instance') }),
-          response: {
-            201: Type.Object({ service_account: ServiceAccountSchema, key: NewApiKeySchema }),
-            ...adminErrors,
-            409: ErrorSchema,
-          },
+          body: CreateServiceAccountBody,
+          response: { 201: NewServiceAccountSchema, ...errors(400, 403, 409) },
         },
       },
       async (request, reply) => {
@@ -47,8 +54,8 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
         schema: {
           tags,
           summary: 'Service accounts, newest first; `name` filters to that exact name',
-          querystring: Type.Object({ name: Type.Optional(Type.String()) }),
-          response: { 200: Type.Array(ServiceAccountSchema), 403: ErrorSchema },
+          querystring: ServiceAccountQuery,
+          response: { 200: Type.Array(ServiceAccountSchema), ...errors(403) },
         },
       },
       async (request) =>
@@ -63,7 +70,7 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
           tags,
           summary: 'Keys of a service account, newest first, without the keys themselves',
           description: 'Lets an adopter find keys nobody recorded (a crash after minting) and revoke them.',
-          params: idParams,
+          params: IdParams,
           response: { 200: Type.Array(ApiKeySchema), ...adminErrors },
         },
       },
@@ -78,8 +85,8 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
         schema: {
           tags,
           summary: 'Mint another key; the answer is the only time `key` is shown',
-          params: idParams,
-          body: Type.Object({ name: Type.String() }),
+          params: IdParams,
+          body: CreateKeyBody,
           response: { 201: NewApiKeySchema, ...adminErrors },
         },
       },
@@ -101,8 +108,8 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
         schema: {
           tags,
           summary: 'Revoke one key of a service account',
-          params: Type.Object({ id: IdSchema, key_id: IdSchema }),
-          response: { 204: Type.Null(), ...adminErrors },
+          params: KeyIdParams,
+          response: { 204: NoContent, ...adminErrors },
         },
       },
       async (request, reply) => {
@@ -118,8 +125,8 @@ export function serviceAccountRoutes(accounts: ServiceAccountService) {
         schema: {
           tags,
           summary: 'Delete a service account and all its keys',
-          params: idParams,
-          response: { 204: Type.Null(), ...adminErrors },
+          params: IdParams,
+          response: { 204: NoContent, ...adminErrors },
         },
       },
       async (request, reply) => {

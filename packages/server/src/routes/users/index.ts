@@ -1,13 +1,20 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import {
+  CreateUserBody,
+  IdParams,
+  MeSchema,
+  NoContent,
+  NotifyTopicBody,
+  RoleBody,
+  UserSchema,
+  errors,
+} from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import type { UserService } from '../../services/users.ts';
-import { ErrorSchema, UserSchema, serializeUser } from './wire.ts';
+import { serializeUser } from './wire.ts';
 import { access } from '../../http/route-auth.ts';
-import { IdSchema } from '../../http/ids.ts';
-
-const RoleSchema = Type.Union([Type.Literal('admin'), Type.Literal('member')]);
-const UserIdParams = Type.Object({ id: IdSchema });
 
 /** `/api/me` and `/api/users`: the caller, people, their roles and notification topics. */
 export function userRoutes(users: UserService) {
@@ -22,10 +29,7 @@ export function userRoutes(users: UserService) {
         schema: {
           tags,
           summary: 'The caller',
-          response: {
-            200: Type.Object({ user: UserSchema, has_password: Type.Boolean() }),
-            401: ErrorSchema,
-          },
+          response: { 200: MeSchema, ...errors(401) },
         },
       },
       async (request) => {
@@ -55,12 +59,8 @@ export function userRoutes(users: UserService) {
           tags,
           summary: 'Create a person (admins)',
           description: '409 when the username is taken. `role` defaults to member.',
-          body: Type.Object({
-            username: Type.String(),
-            email: Type.String(),
-            role: Type.Optional(RoleSchema),
-          }),
-          response: { 201: UserSchema, 400: ErrorSchema, 403: ErrorSchema, 409: ErrorSchema },
+          body: CreateUserBody,
+          response: { 201: UserSchema, ...errors(400, 403, 409) },
         },
       },
       async (request, reply) => {
@@ -77,8 +77,8 @@ export function userRoutes(users: UserService) {
           tags,
           summary: 'Delete a person and their API keys (admins)',
           description: 'Soft delete: timelines keep the name. 409 for yourself and for the last admin.',
-          params: UserIdParams,
-          response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
+          params: IdParams,
+          response: { 204: NoContent, ...errors(400, 403, 404, 409) },
         },
       },
       async (request, reply) => {
@@ -94,9 +94,9 @@ export function userRoutes(users: UserService) {
         schema: {
           tags,
           summary: 'Set the ntfy topic ("" clears it); your own, or anyone\'s as an admin',
-          params: UserIdParams,
-          body: Type.Object({ ntfy_topic: Type.String() }),
-          response: { 200: UserSchema, 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema },
+          params: IdParams,
+          body: NotifyTopicBody,
+          response: { 200: UserSchema, ...errors(400, 403, 404) },
         },
       },
       async (request) =>
@@ -113,15 +113,9 @@ export function userRoutes(users: UserService) {
           tags,
           summary: 'Make a person admin or member (admins)',
           description: '409 when this would leave no admin.',
-          params: UserIdParams,
-          body: Type.Object({ role: RoleSchema }),
-          response: {
-            200: UserSchema,
-            400: ErrorSchema,
-            403: ErrorSchema,
-            404: ErrorSchema,
-            409: ErrorSchema,
-          },
+          params: IdParams,
+          body: RoleBody,
+          response: { 200: UserSchema, ...errors(400, 403, 404, 409) },
         },
       },
       async (request) =>

@@ -1,7 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
-import { startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
+import { forEachDatabase, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
 import { migrate } from '../../db/migrate.ts';
 
 forEachDatabase('usernames are unique regardless of case', (database) => {

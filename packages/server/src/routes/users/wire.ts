@@ -1,23 +1,8 @@
-import { Type } from '@fastify/type-provider-typebox';
+import type { User } from '@terdut/contract';
 import type { UserRow } from '../../repositories/users.ts';
 
-/** `User` of api-contract.md, plus `role`. `ntfy_topic` is omitted when there is none. */
-export const UserSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    username: Type.String(),
-    email: Type.String(),
-    role: Type.Union([Type.Literal('admin'), Type.Literal('member')]),
-    created_at: Type.String({ format: 'date-time' }),
-    ntfy_topic: Type.Optional(Type.String()),
-  },
-  { description: 'A person (or, on /api/me, a service account)' },
-);
-
-export const ErrorSchema = Type.Object({ error: Type.String() });
-
-/** Row → wire `User`. */
-export function serializeUser(row: UserRow) {
+/** Row → wire `User`; `ntfy_topic` is omitted when there is none. */
+export function serializeUser(row: UserRow): User {
   return {
     id: row.id,
     username: row.username,

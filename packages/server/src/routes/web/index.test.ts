@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../app.ts';
 import type { Database } from '../../db/database.ts';
-import { createTestPglite } from '../../../../../test/support/databases.ts';
-import { startTestApp, testConfig } from '../../../../../test/support/app.ts';
+import { createTestPglite, startTestApp, testConfig } from '@terdut/test-support';
 
 // What the web routes serve does not depend on the database: one PGlite is enough here.
 let db: Database;

@@ -1,17 +1,12 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { WebhookAcceptedSchema, errors } from '@terdut/contract';
 import type { IntakeService } from '../../services/intake.ts';
 import type { Metrics } from '../../metrics.ts';
 import { WebhookPayload } from '../../alertmanager/webhook.ts';
+import { parseNotification } from '../../alertmanager/parse.ts';
+import { ApiError } from '../../errors.ts';
 import { access } from '../../http/route-auth.ts';
-
-const Accepted = Type.Object({
-  status: Type.Literal('accepted'),
-  incident_id: Type.Optional(
-    Type.Integer({ description: "the group's open incident after this notification" }),
-  ),
-});
 
 /**
  * `POST /api/webhook/alertmanager`: Alertmanager's webhook v4. 200 only after
@@ -21,9 +16,10 @@ const Accepted = Type.Object({
 export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
-    // Schema failures never reach the service; count them as rejected here.
-    app.addHook('onError', async (_request, _reply, error: FastifyError) => {
-      if (error.validation) metrics.webhookNotifications.inc({ outcome: 'rejected' });
+    // The one place a refused payload is counted: a schema failure, or the adapter's 400.
+    app.addHook('onError', async (_request, _reply, error: FastifyError | ApiError) => {
+      const refused = error instanceof ApiError ? error.status === 400 : error.validation !== undefined;
+      if (refused) metrics.webhookNotifications.inc({ outcome: 'rejected' });
     });
     app.post(
       '/api/webhook/alertmanager',
@@ -33,11 +29,11 @@ export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
           tags: ['alerts'],
           summary: 'Receive an Alertmanager notification (webhook_configs, version 4)',
           body: WebhookPayload,
-          response: { 200: Accepted },
+          response: { 200: WebhookAcceptedSchema, ...errors(400) },
         },
       },
       async (request) => {
-        const result = await intake.receive(request.body);
+        const result = await intake.receive(parseNotification(request.body));
         return {
           status: 'accepted' as const,
           ...(result.incident_id !== undefined ? { incident_id: result.incident_id } : {}),

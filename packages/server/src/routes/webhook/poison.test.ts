@@ -10,14 +10,16 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
-import { forEachDatabase } from '../../../../../test/support/databases.ts';
-import { startTestApp, type TestApp, type TestUser } from '../../../../../test/support/app.ts';
 import {
+  forEachDatabase,
+  startTestApp,
+  type TestApp,
+  type TestUser,
   firingAlert,
   notification,
   resolvedAlert,
   type WebhookPayloadJson,
-} from '../../../../../test/support/alertmanager-payloads.ts';
+} from '@terdut/test-support';
 import { WEBHOOK_LIMITS } from '../../alertmanager/webhook.ts';
 
 const WEBHOOK = '/api/webhook/alertmanager';

@@ -1,5 +1,5 @@
 /**
- * terdut-operator for the benchmark: the real `packages/operator/src/main.ts`
+ * terdut-operator for the operator benchmark and the steady-state test: the real `packages/operator/src/main.ts`
  * in a child process of its own (so its peak RSS is its own, not the
  * benchmark's), with leader election on as deployed, metrics on a known
  * loopback port, and Service URLs resolved through an overrides file that
@@ -13,8 +13,8 @@ import {
   logTail,
   repoRoot,
   waitUntil,
-} from '../../test/peers/child-processes.ts';
-import { operatorNamespace } from '../../test/operator/support/operator.ts';
+} from '../peers/child-processes.ts';
+import { operatorNamespace } from '../operator/support/operator.ts';
 
 export interface BenchOperator {
   pid: number;

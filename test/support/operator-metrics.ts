@@ -1,7 +1,7 @@
 /**
  * Reading Prometheus text exposition (the operator's /metrics, the
  * kube-apiserver's /metrics) into samples, and summing counters by label,
- * for the operator benchmark's before/after deltas.
+ * for before/after deltas (operator benchmark, steady-state test).
  */
 
 export interface Sample {

@@ -1,5 +1,5 @@
 /**
- * The benchmark's kubelet: for every Deployment the operator creates, starts
+ * The in-process kubelet of the operator benchmark and the steady-state test: for every Deployment the operator creates, starts
  * a REAL terdut-server (`buildApp` from packages/server/src/app.ts, the same
  * assembly `main.ts serve` runs) inside this process on a loopback port,
  * configured from the pod template as the kubelet would (env values, the
@@ -15,8 +15,8 @@ import { buildApp } from '../../packages/server/src/app.ts';
 import { loadConfig } from '../../packages/server/src/config.ts';
 import { openPostgres, type Database } from '../../packages/server/src/db/database.ts';
 import { migrate } from '../../packages/server/src/db/migrate.ts';
-import { kubeRequest, kubeRequestOk, type KubeCredentials } from '../../test/peers/kube.ts';
-import { KubeletStandIn } from '../../test/peers/kubelet-standin.ts';
+import { kubeRequest, kubeRequestOk, type KubeCredentials } from '../peers/kube.ts';
+import { KubeletStandIn } from '../peers/kubelet-standin.ts';
 
 interface EnvVar {
   name: string;

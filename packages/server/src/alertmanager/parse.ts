@@ -1,0 +1,77 @@
+/**
+ * The Alertmanager adapter: turns a webhook payload (already checked by the
+ * `WebhookPayload` schema) into the notification the intake correlates, and
+ * refuses with 400 what the schema cannot express.
+ */
+import { badRequest } from '../errors.ts';
+import type { AlertGroupNotification, AlertState } from '../domain/alerts.ts';
+import {
+  GO_ZERO_TIME,
+  SUPPORTED_WEBHOOK_VERSION,
+  WEBHOOK_LIMITS,
+  type WebhookAlert,
+  type WebhookPayload,
+} from './webhook.ts';
+
+/**
+ * Checks the version and the times, and turns wire values into stored ones;
+ * a fingerprint listed twice keeps its later entry.
+ *
+ * @example await intake.receive(parseNotification(request.body));
+ */
+export function parseNotification(payload: WebhookPayload): AlertGroupNotification {
+  if (payload.version !== SUPPORTED_WEBHOOK_VERSION) {
+    throw badRequest(
+      `field "version" is "${payload.version.slice(0, 20)}"; only Alertmanager webhook version "4" is supported`,
+    );
+  }
+  if (Buffer.byteLength(payload.groupKey, 'utf8') > WEBHOOK_LIMITS.groupKeyBytes) {
+    throw badRequest(`field "groupKey" is longer than ${WEBHOOK_LIMITS.groupKeyBytes} bytes (UTF-8)`);
+  }
+  const alerts = new Map<string, AlertState>();
+  payload.alerts.forEach((alert: WebhookAlert, index: number) => {
+    let labelSize = 0;
+    for (const [name, value] of Object.entries(alert.labels)) labelSize += name.length + value.length;
+    if (labelSize > WEBHOOK_LIMITS.labelBytesPerAlert) {
+      throw badRequest(
+        `field "alerts.${index}.labels" is too large: ${labelSize} characters of names and values; ` +
+          `at most ${WEBHOOK_LIMITS.labelBytesPerAlert}`,
+      );
+    }
+    const startsAt = parseTime(alert.startsAt, `alerts.${index}.startsAt`);
+    if (startsAt === null) throw badRequest(`field "alerts.${index}.startsAt" must be a real start time`);
+    const endsAt = alert.endsAt === undefined ? null : parseTime(alert.endsAt, `alerts.${index}.endsAt`);
+    // Later entries win, as in Alertmanager's own merge of duplicates.
+    alerts.set(alert.fingerprint, {
+      fingerprint: alert.fingerprint,
+      group_key: payload.groupKey,
+      name: alert.labels.alertname ?? '',
+      status: alert.status,
+      labels: alert.labels,
+      annotations: alert.annotations ?? {},
+      starts_at: startsAt,
+      ends_at: endsAt,
+      generator_url: alert.generatorURL ?? '',
+      resolution_source: alert.status === 'resolved' ? 'alertmanager' : null,
+    });
+  });
+  return {
+    groupKey: payload.groupKey,
+    groupLabels: payload.groupLabels ?? {},
+    commonLabels: payload.commonLabels ?? {},
+    commonAnnotations: payload.commonAnnotations ?? {},
+    alerts: [...alerts.values()],
+  };
+}
+
+const GO_ZERO_MS = Date.parse(GO_ZERO_TIME);
+
+/** An RFC 3339 time as a Date; null for Go's zero time ("not set"). */
+function parseTime(text: string, field: string): Date | null {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text)) {
+    throw badRequest(`field "${field}" must be an RFC 3339 timestamp, got "${text.slice(0, 40)}"`);
+  }
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) throw badRequest(`field "${field}" is not a valid time: "${text.slice(0, 40)}"`);
+  return ms <= GO_ZERO_MS ? null : new Date(ms);
+}

@@ -1,0 +1,12 @@
+/**
+ * The one place tests beside the code take their helpers from
+ * (`import { startTestApp, forEachDatabase } from '@terdut/test-support'`):
+ * an in-process app, databases, users with keys, Alertmanager payloads and
+ * server processes. Cross-program tests under test/ may import the modules
+ * directly; benchmarks (bench/) may import from here, never the reverse.
+ */
+export * from './app.ts';
+export * from './databases.ts';
+export * from './users.ts';
+export * from './alertmanager-payloads.ts';
+export * from './server-process.ts';
