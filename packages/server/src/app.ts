@@ -23,6 +23,9 @@ import { statsRoutes } from './routes/stats/index.ts';
 import { webhookRoutes } from './routes/webhook/index.ts';
 import { alertRoutes } from './routes/alerts/index.ts';
 import { incidentRoutes } from './routes/incidents/index.ts';
+import { escalationPolicyRoutes } from './routes/escalation-policies/index.ts';
+import { contactMethodRoutes } from './routes/contact-methods/index.ts';
+import { pagingRoutes } from './routes/paging/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -125,6 +128,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookRoutes(services.intake, metrics));
   await app.register(alertRoutes(services.alerts));
   await app.register(incidentRoutes(services.incidents));
+  await app.register(escalationPolicyRoutes(services.escalationPolicies));
+  await app.register(contactMethodRoutes(services.contactMethods));
+  await app.register(pagingRoutes(services.paging));
   app.get('/api/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
     app.swagger(),
   );

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseDuration } from './duration.ts';
+import { loadPagingConfig, type PagingConfig } from './services/paging/config.ts';
 
 /** The server's configuration, read from the environment once at start-up. */
 export interface Config {
@@ -29,6 +30,8 @@ export interface Config {
    */
   trustedProxies: string[];
   oidc: OidcConfig | undefined;
+  /** Paging: ntfy server, retry budget, worker interval (services/paging/config.ts). */
+  paging: PagingConfig;
 }
 
 export interface OidcConfig {
@@ -195,5 +198,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionTtlMs: duration('TERDUT_SESSION_TTL', '12h'),
     trustedProxies,
     oidc,
+    paging: loadPagingConfig(env),
   };
 }

@@ -22,6 +22,12 @@ import { IncidentService } from './incidents.ts';
 import { AlertService } from './alerts.ts';
 import { AlertExpiryService } from './alert-expiry.ts';
 import { RetentionService } from './retention.ts';
+import { PagingService } from './paging/paging.ts';
+import { EscalationPolicyService } from './paging/escalation-policies.ts';
+import { ContactMethodService } from './paging/contact-methods.ts';
+import { createPagingMetrics } from './paging/metrics.ts';
+import { httpProviders } from './paging/providers.ts';
+import { dailyScheduleOnCall } from './paging/on-call.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
 export interface ServiceDeps {
@@ -49,6 +55,9 @@ export interface Services {
   alerts: AlertService;
   alertExpiry: AlertExpiryService;
   retention: RetentionService;
+  paging: PagingService;
+  escalationPolicies: EscalationPolicyService;
+  contactMethods: ContactMethodService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -58,6 +67,14 @@ export function createServices(deps: ServiceDeps): Services {
   const throttle = new SignInThrottle(deps);
   const bootstrapGate = new BootstrapGate(deps);
   const oidc = deps.config.oidc;
+  const incidents = new IncidentService(deps);
+  const paging = new PagingService({
+    ...deps,
+    metrics: createPagingMetrics(deps.metrics.registry, deps.db, deps.clock),
+    incidents,
+    providers: httpProviders({ ...deps.config.paging, now: () => deps.clock.now() }),
+    onCall: dailyScheduleOnCall(deps.config.timezone),
+  });
   return {
     audit,
     users: new UserService({ ...deps, audit }),
@@ -78,7 +95,10 @@ export function createServices(deps: ServiceDeps): Services {
     schedule: new ScheduleService(deps),
     statistics: new StatisticsService(deps),
     intake: new IntakeService(deps),
-    incidents: new IncidentService(deps),
+    incidents,
+    paging,
+    escalationPolicies: new EscalationPolicyService({ ...deps, audit }),
+    contactMethods: new ContactMethodService({ ...deps, paging }),
     alerts: new AlertService(deps),
     alertExpiry: new AlertExpiryService(deps),
     retention: new RetentionService(deps),

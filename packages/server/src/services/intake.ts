@@ -29,6 +29,7 @@ import { insertEvents, type NewIncidentEvent } from '../repositories/incident-ev
 import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
 import { resolveIfAllAlertsResolved } from './incident-resolution.ts';
+import { startPaging } from './paging/escalation-hooks.ts';
 
 /** A notification after parsing: dates are dates, duplicates are gone. */
 interface Notification {
@@ -160,6 +161,8 @@ export class IntakeService {
           triggered_at: now,
         });
         opened = true;
+        // Routed on the group's and the common labels, as Alertmanager routes.
+        await startPaging(tx, incident, { ...notification.commonLabels, ...notification.groupLabels }, now);
         await insertEvents(
           tx,
           [{ incident_id: incident.id, type: 'triggered', detail: incident.title }],

@@ -1,0 +1,95 @@
+-- Paging: who is paged (escalation policies), how (contact methods), and the
+-- durable state that makes every page go out exactly once across replicas:
+-- one escalation row per incident (its timer is `due_at`, never a timer in
+-- one process's memory) and one delivery row per message (the outbox).
+
+-- Routing order: the first policy (lowest position) whose matchers all match
+-- the incident's labels wins; else the one marked default; else the built-in
+-- default (README, "Paging"). Steps and matchers are small documents that
+-- are always read and written whole, so they are jsonb, validated by the service.
+CREATE TABLE escalation_policies (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name text NOT NULL UNIQUE,
+  position integer NOT NULL,
+  is_default boolean NOT NULL DEFAULT false,
+  -- Alertmanager matcher strings as given, e.g. ["severity=~\"critical|high\"", "team!=db"].
+  matchers jsonb NOT NULL DEFAULT '[]',
+  -- [{ "delay_ms": 0, "targets": [{ "type": "on_call" } | { "type": "user", "user_id": 7 } | { "type": "admins" }] }]
+  steps jsonb NOT NULL,
+  repeat integer NOT NULL DEFAULT 0 CHECK (repeat >= 0),
+  repeat_delay_ms bigint NOT NULL,
+  notify_on_resolve boolean NOT NULL DEFAULT true,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX escalation_policies_one_default ON escalation_policies (is_default) WHERE is_default;
+
+-- Ways to reach a person. The contract's users.ntfy_topic stays where it is
+-- and is paged as one more ntfy method (contact key 'ntfy_topic').
+CREATE TABLE contact_methods (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  user_id bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  kind text NOT NULL CHECK (kind IN ('ntfy', 'webhook')),
+  name text NOT NULL DEFAULT '',
+  -- ntfy: the topic; webhook: the URL.
+  target text NOT NULL,
+  -- webhook: the HMAC key receivers verify X-Terdut-Signature with. Stored
+  -- in clear because we must compute the HMAC; never returned after creation.
+  secret text,
+  enabled boolean NOT NULL DEFAULT true,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX contact_methods_user ON contact_methods (user_id);
+
+-- The escalation of one incident. `due_at` is when a worker (any replica)
+-- must look at it next; NULL means nothing is scheduled (stopped, finished).
+-- `round` grows each time paging restarts at step 1 (unacknowledge, snooze
+-- ran out), so a restart pages again instead of colliding with old pages.
+CREATE TABLE escalations (
+  incident_id bigint PRIMARY KEY REFERENCES incidents (id) ON DELETE CASCADE,
+  policy_id bigint,
+  -- The policy as it was when paging started: editing or deleting a policy
+  -- does not change escalations already running.
+  policy jsonb NOT NULL,
+  state text NOT NULL CHECK (state IN ('active', 'paused', 'stopped', 'finished')),
+  round integer NOT NULL DEFAULT 0,
+  -- The next step to fire (0-based) and the repeat pass it belongs to.
+  step integer NOT NULL DEFAULT 0,
+  repeat integer NOT NULL DEFAULT 0,
+  due_at timestamptz,
+  updated_at timestamptz NOT NULL
+);
+CREATE INDEX escalations_due ON escalations (due_at) WHERE due_at IS NOT NULL;
+
+-- The outbox: one row per message to send. The unique key is the
+-- exactly-once claim: whichever replica inserts it first owns the page;
+-- everyone else's insert does nothing.
+CREATE TABLE page_deliveries (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  incident_id bigint NOT NULL REFERENCES incidents (id) ON DELETE CASCADE,
+  purpose text NOT NULL CHECK (purpose IN ('page', 'resolved')),
+  round integer NOT NULL,
+  step integer NOT NULL,
+  repeat integer NOT NULL,
+  user_id bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  -- 'method:<id>' or 'ntfy_topic'.
+  contact_key text NOT NULL,
+  method_id bigint,
+  kind text NOT NULL,
+  target text NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'sent', 'failed', 'cancelled')),
+  attempts integer NOT NULL DEFAULT 0,
+  -- When a worker may (re)try. A claim pushes it one lease ahead, so a
+  -- replica that dies mid-send leaves the row to be retried after the lease.
+  next_attempt_at timestamptz NOT NULL,
+  last_error text,
+  provider_message_id text,
+  created_at timestamptz NOT NULL,
+  sent_at timestamptz,
+  UNIQUE (incident_id, purpose, round, step, repeat, user_id, contact_key)
+);
+CREATE INDEX page_deliveries_due ON page_deliveries (next_attempt_at) WHERE state = 'pending';
+
+-- Signs the capabilities in notifications' Acknowledge buttons and links.
+INSERT INTO instance_secrets (name, secret)
+VALUES ('paging_capability', gen_random_uuid()::text || gen_random_uuid()::text);

@@ -1,0 +1,16 @@
+import { Type } from '@fastify/type-provider-typebox';
+
+export const ErrorSchema = Type.Object({ error: Type.String() });
+
+export const CapabilityAcknowledgeSchema = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 2000, description: 'the capability from the page' }) },
+  { title: 'CapabilityAcknowledgeInput' },
+);
+
+export const CapabilityAcknowledgeResultSchema = Type.Object(
+  {
+    result: Type.Union([Type.Literal('acknowledged'), Type.Literal('already acknowledged')]),
+    incident_id: Type.Integer(),
+  },
+  { title: 'CapabilityAcknowledgeResult' },
+);

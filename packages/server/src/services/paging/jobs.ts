@@ -1,0 +1,15 @@
+import type { BackgroundJob } from '../../background-jobs.ts';
+import type { PagingConfig } from './config.ts';
+import type { PagingService } from './paging.ts';
+
+/**
+ * The paging worker, on every replica: fires due escalation steps and sends
+ * due messages every TERDUT_PAGING_POLL_INTERVAL (default 1s). All state is
+ * in the database, so replicas share the work and a restart loses nothing.
+ */
+export function pagingBackgroundJobs(
+  services: { paging: PagingService },
+  config: PagingConfig,
+): BackgroundJob[] {
+  return [{ name: 'paging', intervalMs: config.pollIntervalMs, run: () => services.paging.runOnce() }];
+}
