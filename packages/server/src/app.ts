@@ -26,6 +26,7 @@ import { incidentRoutes } from './routes/incidents/index.ts';
 import { escalationPolicyRoutes } from './routes/escalation-policies/index.ts';
 import { contactMethodRoutes } from './routes/contact-methods/index.ts';
 import { pagingRoutes } from './routes/paging/index.ts';
+import { acknowledgePageRoutes } from './routes/paging/confirm.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -131,6 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(escalationPolicyRoutes(services.escalationPolicies));
   await app.register(contactMethodRoutes(services.contactMethods));
   await app.register(pagingRoutes(services.paging));
+  await app.register(acknowledgePageRoutes(services.paging));
   app.get('/api/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
     app.swagger(),
   );

@@ -1,13 +1,13 @@
 import type { Queryable } from '../db/database.ts';
 
-export type ContactMethodKind = 'ntfy' | 'webhook';
+export type ContactMethodKind = 'ntfy' | 'webhook' | 'email';
 
 export interface ContactMethodRow {
   id: number;
   user_id: number;
   kind: ContactMethodKind;
   name: string;
-  /** ntfy: the topic; webhook: the URL. */
+  /** ntfy: the topic; webhook: the URL; email: the address. */
   target: string;
   /** webhook: the HMAC key. Never sent to clients after creation. */
   secret: string | null;

@@ -27,6 +27,7 @@ import { EscalationPolicyService } from './paging/escalation-policies.ts';
 import { ContactMethodService } from './paging/contact-methods.ts';
 import { createPagingMetrics } from './paging/metrics.ts';
 import { httpProviders } from './paging/providers.ts';
+import { smtpSender } from './paging/email.ts';
 import { dailyScheduleOnCall } from './paging/on-call.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
@@ -72,7 +73,11 @@ export function createServices(deps: ServiceDeps): Services {
     ...deps,
     metrics: createPagingMetrics(deps.metrics.registry, deps.db, deps.clock),
     incidents,
-    providers: httpProviders({ ...deps.config.paging, now: () => deps.clock.now() }),
+    providers: httpProviders({
+      ...deps.config.paging,
+      email: deps.config.paging.smtp && smtpSender(deps.config.paging.smtp),
+      now: () => deps.clock.now(),
+    }),
     onCall: dailyScheduleOnCall(deps.config.timezone),
   });
   return {

@@ -29,9 +29,9 @@ CREATE UNIQUE INDEX escalation_policies_one_default ON escalation_policies (is_d
 CREATE TABLE contact_methods (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   user_id bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-  kind text NOT NULL CHECK (kind IN ('ntfy', 'webhook')),
+  kind text NOT NULL CHECK (kind IN ('ntfy', 'webhook', 'email')),
   name text NOT NULL DEFAULT '',
-  -- ntfy: the topic; webhook: the URL.
+  -- ntfy: the topic; webhook: the URL; email: the address.
   target text NOT NULL,
   -- webhook: the HMAC key receivers verify X-Terdut-Signature with. Stored
   -- in clear because we must compute the HMAC; never returned after creation.

@@ -3,14 +3,17 @@ import type { ContactMethodRow } from '../../repositories/contact-methods.ts';
 
 export const ErrorSchema = Type.Object({ error: Type.String() });
 
-const Kind = Type.Union([Type.Literal('ntfy'), Type.Literal('webhook')]);
+const Kind = Type.Union([Type.Literal('ntfy'), Type.Literal('webhook'), Type.Literal('email')]);
 
 /** `ContactMethodInput` (api-contract.md). */
 export const ContactMethodInputSchema = Type.Object(
   {
     kind: Kind,
     name: Type.Optional(Type.String({ maxLength: 200 })),
-    target: Type.String({ maxLength: 2000, description: 'ntfy: the topic; webhook: the http(s) URL' }),
+    target: Type.String({
+      maxLength: 2000,
+      description: 'ntfy: the topic; webhook: the http(s) URL; email: the address',
+    }),
     secret: Type.Optional(
       Type.String({
         maxLength: 200,

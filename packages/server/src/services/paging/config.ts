@@ -14,6 +14,17 @@ export interface PagingConfig {
   pollIntervalMs: number;
   /** How long an Acknowledge button or link stays good. */
   capabilityTtlMs: number;
+  /** Email over SMTP; undefined: email contact methods are unavailable. */
+  smtp: SmtpConfig | undefined;
+}
+
+export interface SmtpConfig {
+  /** `smtp://` or `smtps://user:pass@host:port`. */
+  url: string;
+  /** The From address of every message. */
+  from: string;
+  /** From TERDUT_SMTP_PASSWORD_FILE; replaces the URL's password. */
+  password: string | undefined;
 }
 
 /** Reads the TERDUT_NTFY_* and TERDUT_PAGING_* variables; throws ConfigError naming the bad one. */
@@ -54,7 +65,36 @@ export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
     }
     if (ntfyToken === '') throw new ConfigError(`TERDUT_NTFY_TOKEN_FILE="${tokenFile}" is empty`);
   }
+  let smtp: SmtpConfig | undefined;
+  const smtpUrl = text('TERDUT_SMTP_URL');
+  if (smtpUrl !== undefined) {
+    if (!/^smtps?:\/\/[^/]+/.test(smtpUrl)) {
+      throw new ConfigError(
+        'TERDUT_SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:pass@mail.example.com:465',
+      );
+    }
+    const from = text('TERDUT_SMTP_FROM');
+    if (from === undefined) {
+      throw new ConfigError(
+        'TERDUT_SMTP_FROM is required with TERDUT_SMTP_URL; set it to an address like terdut@example.com',
+      );
+    }
+    const passwordFile = text('TERDUT_SMTP_PASSWORD_FILE');
+    let password: string | undefined;
+    if (passwordFile !== undefined) {
+      try {
+        password = readFileSync(passwordFile, 'utf8').trim();
+      } catch (error) {
+        throw new ConfigError(
+          `TERDUT_SMTP_PASSWORD_FILE="${passwordFile}" cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); ` +
+            'point it at a readable file holding the SMTP password',
+        );
+      }
+    }
+    smtp = { url: smtpUrl, from, password };
+  }
   return {
+    smtp,
     ntfyUrl,
     ntfyToken,
     retryBudgetMs: duration('TERDUT_PAGING_RETRY_BUDGET', '10m', 1_000),

@@ -13,13 +13,14 @@ import {
   type ContactMethodRow,
 } from '../../repositories/contact-methods.ts';
 import { findPageablePeople, type PageablePerson } from '../../repositories/paging-people.ts';
-import { parseNtfyTopic } from '../user-fields.ts';
+import { parseEmail, parseNtfyTopic } from '../user-fields.ts';
+import type { PagingConfig } from './config.ts';
 import type { PagingService } from './paging.ts';
 
 export interface ContactMethodInput {
   kind: ContactMethodKind;
   name?: string;
-  /** ntfy: the topic; webhook: the URL. */
+  /** ntfy: the topic; webhook: the URL; email: the address. */
   target: string;
   /** webhook only; generated when absent. */
   secret?: string;
@@ -33,11 +34,13 @@ export class ContactMethodService {
   readonly #db: Database;
   readonly #clock: Clock;
   readonly #paging: PagingService;
+  readonly #emailConfigured: boolean;
 
-  constructor(deps: { db: Database; clock: Clock; paging: PagingService }) {
+  constructor(deps: { db: Database; clock: Clock; paging: PagingService; config: { paging: PagingConfig } }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#paging = deps.paging;
+    this.#emailConfigured = deps.config.paging.smtp !== undefined;
   }
 
   async list(principal: Principal, userId: number): Promise<ContactMethodRow[]> {
@@ -59,6 +62,14 @@ export class ContactMethodService {
       if (topic === null) throw badRequest('field "target" must be an ntfy topic');
       target = topic;
       if (input.secret !== undefined) throw badRequest('field "secret" is only for webhook methods');
+    } else if (input.kind === 'email') {
+      if (!this.#emailConfigured) {
+        throw badRequest(
+          'field "kind": email is not configured on this server; an admin sets TERDUT_SMTP_URL',
+        );
+      }
+      if (input.secret !== undefined) throw badRequest('field "secret" is only for webhook methods');
+      target = parseEmail(input.target, 'target');
     } else {
       target = webhookUrl(input.target);
       secret = input.secret ?? randomBytes(32).toString('hex');

@@ -103,6 +103,11 @@ export function composeMessage(context: MessageContext): PageMessage {
     tags: ['rotating_light', ...(incident.severity ? [incident.severity] : [])],
     ...(incidentUrl !== undefined ? { incidentUrl } : {}),
     ...(acknowledge !== undefined ? { acknowledge } : {}),
+    ...(acknowledge !== undefined
+      ? {
+          acknowledgePage: `${publicUrl}/paging/acknowledge?token=${encodeURIComponent(context.acknowledgeToken!)}`,
+        }
+      : {}),
     webhookBody: webhookBody(context, incidentUrl, acknowledge, firing),
   };
 }

@@ -160,6 +160,25 @@ export class PagingService {
     return { result: changed ? 'acknowledged' : 'already acknowledged', incident_id: incidentId };
   }
 
+  /**
+   * What a capability would do, without doing it (the email confirmation
+   * page): the incident and the person, or 403 as acknowledgeWithCapability.
+   */
+  async describeCapability(token: string): Promise<{ incident: IncidentRow; person: PageablePerson }> {
+    const read = readCapability(token, await this.#key(), this.#clock.now());
+    if ('problem' in read) {
+      throw read.problem === 'expired'
+        ? forbidden('this acknowledge link has expired; open the incident in terdut to acknowledge it')
+        : forbidden('this acknowledge link is not valid (altered, or from another terdut installation)');
+    }
+    const [person] = await findPageablePeople(this.#db, [read.capability.userId]);
+    const incident = await findIncidentById(this.#db, read.capability.incidentId);
+    if (person === undefined || incident === undefined) {
+      throw forbidden('the person or incident this acknowledge link was issued for no longer exists');
+    }
+    return { incident, person };
+  }
+
   /** Sends a test message to one contact now (one attempt) and reports the provider's answer. */
   async sendTest(
     person: { id: number; username: string },
@@ -316,7 +335,9 @@ export class PagingService {
 
   /** A person's working contacts: enabled methods, plus users.ntfy_topic unless a method has that topic. */
   async #contactsOf(tx: Queryable, person: PageablePerson): Promise<Contact[]> {
-    const methods = (await listContactMethods(tx, person.id)).filter((method) => method.enabled);
+    const methods = (await listContactMethods(tx, person.id)).filter(
+      (method) => method.enabled && (method.kind !== 'email' || this.#config.smtp !== undefined),
+    );
     const contacts: Contact[] = methods.map((method) => ({
       key: `method:${method.id}`,
       methodId: method.id,
@@ -496,7 +517,9 @@ function describeDelivery(delivery: PageDeliveryRow): string {
   const via =
     delivery.kind === 'ntfy'
       ? `ntfy topic "${delivery.target}"`
-      : `${delivery.kind} (contact method ${delivery.method_id ?? '?'})`;
+      : delivery.kind === 'email'
+        ? `email to ${delivery.target}`
+        : `${delivery.kind} (contact method ${delivery.method_id ?? '?'})`;
   if (delivery.purpose === 'resolved') return `${via}, resolved notice`;
   return `${via}, step ${delivery.step + 1}${delivery.repeat > 0 ? ` (repeat ${delivery.repeat})` : ''}`;
 }

@@ -5,6 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { ContactMethodKind } from '../../repositories/contact-methods.ts';
+import type { EmailSender } from './email.ts';
 
 /** Where one message goes. */
 export interface ContactTarget {
@@ -28,6 +29,8 @@ export interface PageMessage {
   incidentUrl?: string;
   /** The request that acknowledges as the paged person; absent without TERDUT_PUBLIC_URL. */
   acknowledge?: { url: string; method: 'POST'; headers: Record<string, string>; body: string };
+  /** The confirmation page that acknowledges after a press of its button (email); a GET of it changes nothing. */
+  acknowledgePage?: string;
   /** The documented webhook JSON body (README, "Outgoing webhook"). */
   webhookBody: Record<string, unknown>;
 }
@@ -60,18 +63,30 @@ export interface Providers {
 
 const SEND_TIMEOUT_MS = 10_000;
 
-/** The real providers over HTTP. */
+/** The real providers: ntfy and webhooks over HTTP, email over SMTP when configured. */
 export function httpProviders(options: {
   ntfyUrl: string;
   ntfyToken: string | undefined;
+  email?: EmailSender | undefined;
   now?: () => Date;
 }): Providers {
   const now = options.now ?? (() => new Date());
   return {
     async send(to, message) {
-      return to.kind === 'ntfy'
-        ? sendNtfy(options.ntfyUrl, options.ntfyToken, to, message)
-        : sendWebhook(to, message, now());
+      switch (to.kind) {
+        case 'ntfy':
+          return sendNtfy(options.ntfyUrl, options.ntfyToken, to, message);
+        case 'webhook':
+          return sendWebhook(to, message, now());
+        case 'email':
+          if (options.email === undefined) {
+            throw new DeliveryError(
+              'email is not configured on this server (TERDUT_SMTP_URL is unset)',
+              true,
+            );
+          }
+          return options.email.send(to.target, message, to.deliveryId);
+      }
     },
   };
 }
