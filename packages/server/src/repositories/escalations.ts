@@ -12,10 +12,11 @@ export interface EscalationRow {
   step: number;
   repeat: number;
   due_at: Date | null;
+  updates: number;
   updated_at: Date;
 }
 
-const COLUMNS = 'incident_id, policy_id, policy, state, round, step, repeat, due_at, updated_at';
+const COLUMNS = 'incident_id, policy_id, policy, state, round, step, repeat, due_at, updates, updated_at';
 
 /** Starts paging for an incident, due at once; does nothing when it already has an escalation. */
 export async function insertEscalation(
@@ -45,9 +46,17 @@ export interface EscalationChanges {
   step?: number;
   repeat?: number;
   due_at?: Date | null;
+  updates?: number;
 }
 
-const CHANGEABLE: readonly (keyof EscalationChanges)[] = ['state', 'round', 'step', 'repeat', 'due_at'];
+const CHANGEABLE: readonly (keyof EscalationChanges)[] = [
+  'state',
+  'round',
+  'step',
+  'repeat',
+  'due_at',
+  'updates',
+];
 
 export async function updateEscalation(
   tx: Queryable,

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 
-export type DeliveryPurpose = 'page' | 'resolved';
+export type DeliveryPurpose = 'page' | 'resolved' | 'update';
 export type DeliveryState = 'pending' | 'sent' | 'failed' | 'cancelled';
 
 export interface PageDeliveryRow {

@@ -29,7 +29,7 @@ import { insertEvents, type NewIncidentEvent } from '../repositories/incident-ev
 import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
 import { resolveIfAllAlertsResolved } from './incident-resolution.ts';
-import { startPaging } from './paging/escalation-hooks.ts';
+import { noteUpdateForAcknowledger, startPaging } from './paging/escalation-hooks.ts';
 
 /** A notification after parsing: dates are dates, duplicates are gone. */
 interface Notification {
@@ -213,6 +213,8 @@ export class IntakeService {
           incident.id,
         );
         incident = await raiseSeverity(tx, incident, joining);
+        if (joining.some((row) => row.status === 'firing'))
+          await noteUpdateForAcknowledger(tx, incident, now);
       }
     }
     // An alert that resolves after its incident was closed by hand still

@@ -57,6 +57,9 @@ CREATE TABLE escalations (
   step integer NOT NULL DEFAULT 0,
   repeat integer NOT NULL DEFAULT 0,
   due_at timestamptz,
+  -- Grows when a new alert joins, or the severity rises, while the incident
+  -- is acknowledged; the worker tells the acknowledger once per value.
+  updates integer NOT NULL DEFAULT 0,
   updated_at timestamptz NOT NULL
 );
 CREATE INDEX escalations_due ON escalations (due_at) WHERE due_at IS NOT NULL;
@@ -67,7 +70,8 @@ CREATE INDEX escalations_due ON escalations (due_at) WHERE due_at IS NOT NULL;
 CREATE TABLE page_deliveries (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   incident_id bigint NOT NULL REFERENCES incidents (id) ON DELETE CASCADE,
-  purpose text NOT NULL CHECK (purpose IN ('page', 'resolved')),
+  -- page: a step's page; resolved: the resolved notice; update: news for the acknowledger.
+  purpose text NOT NULL CHECK (purpose IN ('page', 'resolved', 'update')),
   round integer NOT NULL,
   step integer NOT NULL,
   repeat integer NOT NULL,

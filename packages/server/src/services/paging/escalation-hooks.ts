@@ -94,3 +94,19 @@ export async function endPaging(tx: Queryable, incidentId: number, now: Date): P
     now,
   );
 }
+
+/**
+ * A new alert joined, or the severity rose, while the incident is
+ * acknowledged: the acknowledger is told once (the worker sends it). Only
+ * real changes call this, so Alertmanager's repeated notifications do not.
+ */
+export async function noteUpdateForAcknowledger(
+  tx: Queryable,
+  incident: IncidentRow,
+  now: Date,
+): Promise<void> {
+  if (incident.status !== 'acknowledged') return;
+  const escalation = await lockEscalation(tx, incident.id);
+  if (escalation === undefined) return;
+  await updateEscalation(tx, incident.id, { updates: escalation.updates + 1, due_at: now }, now);
+}

@@ -4,7 +4,7 @@ import type { PageMessage } from './providers.ts';
 
 /** What a message is about. */
 export interface MessageContext {
-  purpose: 'page' | 'resolved' | 'test';
+  purpose: 'page' | 'resolved' | 'update' | 'test';
   incident?: IncidentRow;
   alerts?: AlertRow[];
   person: { id: number; username: string };
@@ -60,6 +60,21 @@ export function composeMessage(context: MessageContext): PageMessage {
       tags: ['white_check_mark'],
       ...(incidentUrl !== undefined ? { incidentUrl } : {}),
       webhookBody: webhookBody(context, incidentUrl, undefined, undefined),
+    };
+  }
+
+  if (context.purpose === 'update') {
+    const names = [...new Set(firing.map((alert) => alert.name || alert.fingerprint))];
+    return {
+      title: `Update: ${incident.title}`,
+      text:
+        `While you have incident #${incident.id} acknowledged, a new alert joined it` +
+        `${incident.severity ? ` (severity now ${incident.severity})` : ''}. ` +
+        `${firing.length} alert${firing.length === 1 ? '' : 's'} firing: ${names.join(', ')}`,
+      priority: Math.min(priorityOf(incident.severity), 3),
+      tags: ['information_source'],
+      ...(incidentUrl !== undefined ? { incidentUrl } : {}),
+      webhookBody: webhookBody(context, incidentUrl, undefined, firing),
     };
   }
 

@@ -286,6 +286,28 @@ forEachDatabase('paging', (database) => {
     await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
   });
 
+  test('a new alert joining an acknowledged incident tells the acknowledger once; repeated notifications do not', async () => {
+    const { id, payload, alert } = await openIncident({}, 'warning');
+    await pass();
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
+    const joined = notification({
+      groupKey: payload.groupKey,
+      alerts: [alert, firingAlert({ name: 'Newcomer', severity: 'critical', labels: { instance: 'db-2' } })],
+    });
+    for (let i = 0; i < 3; i++) {
+      // Alertmanager repeats the group's state; only the first one carries news.
+      await server.request({ method: 'POST', url: '/api/webhook/alertmanager', payload: joined, as: admin });
+      await pass();
+    }
+    const messages = await pagesFor(id);
+    assert.equal(messages.length, 2, messages.map((m) => m.title).join(' | '));
+    assert.match(messages[1]!.title ?? '', /^Update: /);
+    assert.match(messages[1]!.message, /a new alert joined it \(severity now critical\)/);
+    assert.match(messages[1]!.message, /Newcomer/);
+    assert.equal(messages[1]!.actions, undefined);
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: alice });
+  });
+
   test('resolving sends everyone who was paged a short resolved message', async () => {
     const { id, alert, payload } = await openIncident();
     await pass();

@@ -216,6 +216,9 @@ export class PagingService {
     const incident = (await findIncidentById(tx, incidentId))!;
 
     if (incident.status !== 'triggered') {
+      if (incident.status === 'acknowledged' && escalation.updates > 0 && incident.acknowledged_by !== null) {
+        await this.#tellAcknowledger(tx, incident, incident.acknowledged_by, escalation.updates, now);
+      }
       await updateEscalation(tx, incidentId, { state: 'stopped', due_at: null }, now);
       return true;
     }
@@ -320,6 +323,35 @@ export class PagingService {
       );
     }
     await insertEvents(tx, events, now);
+  }
+
+  /** One message per contact of the acknowledger for update number `update` (the unique key makes it once). */
+  async #tellAcknowledger(
+    tx: Queryable,
+    incident: IncidentRow,
+    userId: number,
+    update: number,
+    now: Date,
+  ): Promise<void> {
+    const [person] = await findPageablePeople(tx, [userId]);
+    if (person === undefined) return;
+    const contacts = await this.#contactsOf(tx, person);
+    await insertDeliveries(
+      tx,
+      contacts.map((contact) => ({
+        incident_id: incident.id,
+        purpose: 'update' as const,
+        round: 0,
+        step: update,
+        repeat: 0,
+        user_id: person.id,
+        contact_key: contact.key,
+        method_id: contact.methodId,
+        kind: contact.kind,
+        target: contact.target,
+      })),
+      now,
+    );
   }
 
   /** The people a step's targets name, in order, without repeats. */
@@ -521,5 +553,6 @@ function describeDelivery(delivery: PageDeliveryRow): string {
         ? `email to ${delivery.target}`
         : `${delivery.kind} (contact method ${delivery.method_id ?? '?'})`;
   if (delivery.purpose === 'resolved') return `${via}, resolved notice`;
+  if (delivery.purpose === 'update') return `${via}, update for the acknowledger`;
   return `${via}, step ${delivery.step + 1}${delivery.repeat > 0 ? ` (repeat ${delivery.repeat})` : ''}`;
 }
