@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { PagingService } from '../../services/paging/paging.ts';
-import { CapabilityAcknowledgeResultSchema, CapabilityAcknowledgeSchema, ErrorSchema } from './wire.ts';
+import {
+  CapabilityAcknowledgeResultSchema,
+  CapabilityAcknowledgeSchema,
+  ErrorSchema,
+  PagingReadinessSchema,
+} from './wire.ts';
+import { principalOf } from '../../http/authentication.ts';
 
 /**
  * `POST /api/paging/acknowledge`: the request behind a page's Acknowledge
@@ -34,6 +40,19 @@ export function pagingRoutes(paging: PagingService) {
         },
       },
       async (request) => paging.acknowledgeWithCapability(request.body.token),
+    );
+
+    app.get(
+      '/api/paging/me',
+      {
+        schema: {
+          tags: ['paging'],
+          summary:
+            'Can the caller be paged? A warning when they are on call without a working contact method',
+          response: { 200: PagingReadinessSchema },
+        },
+      },
+      async (request) => paging.readiness(principalOf(request).userId),
     );
   };
 }

@@ -14,3 +14,14 @@ export const CapabilityAcknowledgeResultSchema = Type.Object(
   },
   { title: 'CapabilityAcknowledgeResult' },
 );
+
+export const PagingReadinessSchema = Type.Object(
+  {
+    on_call_now: Type.Boolean(),
+    working_contact_methods: Type.Integer({
+      description: "enabled methods terdut can use, the contract's ntfy_topic included",
+    }),
+    warning: Type.Optional(Type.String({ description: 'present when the caller cannot be paged; show it' })),
+  },
+  { title: 'PagingReadiness' },
+);

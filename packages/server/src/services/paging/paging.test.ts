@@ -124,6 +124,27 @@ forEachDatabase('paging', (database) => {
     );
   const hooksFor = (id: number) => receiver.received.filter((hook) => hook.body?.incident?.id === id);
 
+  test('GET /api/paging/me warns a person who is on call without a working contact method', async () => {
+    const me = await server.request({ method: 'GET', url: '/api/paging/me', as: alice });
+    assert.deepEqual(me.body, { on_call_now: true, working_contact_methods: 1 });
+    const newcomer = await server.createUser('newcomer');
+    await server.request({
+      method: 'POST',
+      url: '/api/schedule',
+      as: admin,
+      payload: { user_id: newcomer.id, dates: ['2026-12-21'] },
+    });
+    clock.set('2026-12-21T12:00:00Z');
+    try {
+      const warned = await server.request({ method: 'GET', url: '/api/paging/me', as: newcomer });
+      assert.equal(warned.body.on_call_now, true);
+      assert.equal(warned.body.working_contact_methods, 0);
+      assert.match(warned.body.warning, /on call now but have no working contact method/);
+    } finally {
+      clock.set('2026-12-03T09:00:00Z');
+    }
+  });
+
   test('a new incident pages the person on call at once: ntfy message with priority, link and Acknowledge action', async () => {
     const { id } = await openIncident({ instance: 'db-1:9100' });
     await pass();

@@ -179,6 +179,27 @@ export class PagingService {
     return { incident, person };
   }
 
+  /**
+   * Whether the caller can be paged: on call now, and how many working
+   * contact methods they have, with a warning when they are on call (or
+   * named in a policy) and unreachable.
+   */
+  async readiness(
+    userId: number,
+  ): Promise<{ on_call_now: boolean; working_contact_methods: number; warning?: string }> {
+    const [person] = await findPageablePeople(this.#db, [userId]);
+    if (person === undefined) return { on_call_now: false, working_contact_methods: 0 };
+    const onCallNow = (await this.#onCall(this.#db, this.#clock.now())).includes(userId);
+    const working = (await this.#contactsOf(this.#db, person)).length;
+    const warning =
+      working > 0
+        ? undefined
+        : onCallNow
+          ? 'you are on call now but have no working contact method: nobody can page you; add one under /api/users/{id}/contact-methods'
+          : 'you have no working contact method: if you are paged, you will be skipped';
+    return { on_call_now: onCallNow, working_contact_methods: working, ...(warning ? { warning } : {}) };
+  }
+
   /** Sends a test message to one contact now (one attempt) and reports the provider's answer. */
   async sendTest(
     person: { id: number; username: string },
