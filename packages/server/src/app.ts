@@ -43,6 +43,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** Node process metrics (CPU, memory, event loop) on /metrics; off for in-process test apps. */
   processMetrics?: boolean;
+  /** Page right after an incident opens instead of at the next poll (main.ts); tests drive passes themselves. */
+  wakePaging?: boolean;
 }
 
 /** Pino redaction: credentials never reach the log. */
@@ -71,7 +73,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // request.ip (rate limits, audit) is the real client only when the proxy in front is trusted.
     trustProxy: options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false,
   });
-  const services = createServices({ db: options.db, clock, config: options.config, metrics });
+  const services = createServices({
+    db: options.db,
+    clock,
+    config: options.config,
+    metrics,
+    wakePaging: options.wakePaging ?? false,
+  });
   app.decorate('services', services);
   app.decorate('metrics', metrics);
 

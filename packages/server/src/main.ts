@@ -90,7 +90,7 @@ async function serve(config: Config): Promise<number> {
   const { db, description } = await openConfiguredDatabase(config);
   const applied = await migrate(db);
   logger.info({ database: description, applied_migrations: applied }, 'database ready');
-  const app = await buildApp({ db, config, logger, processMetrics: true });
+  const app = await buildApp({ db, config, logger, processMetrics: true, wakePaging: true });
   // Staleness sweep and retention prune; safe on every replica (they claim work in the database).
   const jobs = startBackgroundJobs(
     [...incidentBackgroundJobs(app.services), ...pagingBackgroundJobs(app.services, config.paging)],
@@ -116,6 +116,7 @@ async function serve(config: Config): Promise<number> {
     try {
       await app.close();
       await jobs.stop();
+      await app.services.paging.settle();
       await db.close();
     } finally {
       clearTimeout(timer);

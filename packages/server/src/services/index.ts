@@ -36,6 +36,8 @@ export interface ServiceDeps {
   clock: Clock;
   config: Config;
   metrics: Metrics;
+  /** Run a paging pass right after an incident opens (main.ts); off for in-process tests. */
+  wakePaging?: boolean;
 }
 
 /** The server's services, built once per app. Routes reach them through `app.services`. */
@@ -99,7 +101,11 @@ export function createServices(deps: ServiceDeps): Services {
     }),
     schedule: new ScheduleService(deps),
     statistics: new StatisticsService(deps),
-    intake: new IntakeService(deps),
+    // Only in a serving process: tests and tools drive paging passes themselves.
+    intake: new IntakeService({
+      ...deps,
+      ...(deps.wakePaging ? { onIncidentOpened: () => paging.wake() } : {}),
+    }),
     incidents,
     paging,
     escalationPolicies: new EscalationPolicyService({ ...deps, audit }),

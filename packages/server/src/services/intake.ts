@@ -79,11 +79,21 @@ export class IntakeService {
   readonly #metrics: Metrics;
   readonly #staleAfterMs: number;
 
-  constructor(deps: { db: Database; clock: Clock; metrics: Metrics; config: { alertStaleAfterMs: number } }) {
+  readonly #onIncidentOpened: () => void;
+
+  constructor(deps: {
+    db: Database;
+    clock: Clock;
+    metrics: Metrics;
+    config: { alertStaleAfterMs: number };
+    /** Called after a commit that opened an incident (paging runs at once rather than at its next poll). */
+    onIncidentOpened?: () => void;
+  }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#metrics = deps.metrics;
     this.#staleAfterMs = deps.config.alertStaleAfterMs;
+    this.#onIncidentOpened = deps.onIncidentOpened ?? (() => {});
   }
 
   /**
@@ -112,7 +122,10 @@ export class IntakeService {
       const count = notification.alerts.filter((alert) => alert.status === status).length;
       if (count > 0) this.#metrics.alertsReceived.inc({ status }, count);
     }
-    if (result.opened) this.#metrics.incidentsOpened.inc();
+    if (result.opened) {
+      this.#metrics.incidentsOpened.inc();
+      this.#onIncidentOpened();
+    }
     if (result.resolved) this.#metrics.incidentsResolved.inc({ source: 'alerts' });
     return result;
   }

@@ -140,6 +140,7 @@ function webhookBody(
     event: context.purpose,
     incident: {
       id: incident.id,
+      group_key: incident.group_key,
       title: incident.title,
       status: incident.status,
       severity: incident.severity,

@@ -86,6 +86,8 @@ export class PagingService {
   readonly #providers: Providers;
   readonly #onCall: OnCallLookup;
   #capabilityKey: Promise<string> | undefined;
+  #waking: Promise<void> | undefined;
+  #wakeAgain = false;
 
   constructor(deps: {
     db: Database;
@@ -104,6 +106,36 @@ export class PagingService {
     this.#incidents = deps.incidents;
     this.#providers = deps.providers;
     this.#onCall = deps.onCall;
+  }
+
+  /**
+   * Runs a pass now instead of at the next poll (a new incident was just
+   * committed here): only a shortcut for latency; the database stays the
+   * record, and the poll finds anything this misses. Passes never overlap
+   * in one process: a wake during a pass runs one more after it.
+   */
+  wake(): void {
+    if (this.#waking !== undefined) {
+      this.#wakeAgain = true;
+      return;
+    }
+    this.#waking = this.runOnce()
+      .then(
+        () => undefined,
+        () => undefined, // The next poll retries, and logs its failure.
+      )
+      .finally(() => {
+        this.#waking = undefined;
+        if (this.#wakeAgain) {
+          this.#wakeAgain = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Waits for a pass started by wake(), if any (shutdown, tests). */
+  async settle(): Promise<void> {
+    while (this.#waking !== undefined) await this.#waking;
   }
 
   /** One pass: fire due escalation steps, then send due messages. Safe on every replica at once. */
