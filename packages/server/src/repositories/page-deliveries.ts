@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 
-export type DeliveryPurpose = 'page' | 'resolved' | 'update';
-export type DeliveryState = 'pending' | 'sent' | 'failed' | 'cancelled';
+export type DeliveryPurpose = 'page' | 'resolved' | 'update' | 'summary';
+export type DeliveryState = 'pending' | 'sent' | 'failed' | 'cancelled' | 'folded';
 
 export interface PageDeliveryRow {
   id: number;
@@ -46,18 +46,23 @@ export interface NewDelivery {
  * replicas decide the same page, one row (one send) results. Returns how
  * many rows were new.
  */
-export async function insertDeliveries(tx: Queryable, deliveries: NewDelivery[], now: Date): Promise<number> {
+export async function insertDeliveries(
+  tx: Queryable,
+  deliveries: NewDelivery[],
+  now: Date,
+  options: { state?: 'pending' | 'folded'; dueAt?: Date } = {},
+): Promise<number> {
   if (deliveries.length === 0) return 0;
   const result = await tx.query(
     `INSERT INTO page_deliveries
        (incident_id, purpose, round, step, repeat, user_id, contact_key, method_id, kind, target,
         state, next_attempt_at, created_at)
      SELECT incident_id, purpose, round, step, repeat, user_id, contact_key, method_id, kind, target,
-            'pending', $2, $2
+            $3, $4, $2
        FROM jsonb_to_recordset($1::jsonb) AS x(incident_id bigint, purpose text, round int, step int,
             repeat int, user_id bigint, contact_key text, method_id bigint, kind text, target text)
-     ON CONFLICT (incident_id, purpose, round, step, repeat, user_id, contact_key) DO NOTHING`,
-    [JSON.stringify(deliveries), now],
+     ON CONFLICT DO NOTHING`,
+    [JSON.stringify(deliveries), now, options.state ?? 'pending', options.dueAt ?? now],
   );
   return result.rowCount;
 }
@@ -175,4 +180,49 @@ export async function outboxDepth(
     oldestAgeSeconds:
       row.oldest === null ? 0 : Math.max(0, (now.getTime() - new Date(row.oldest).getTime()) / 1000),
   };
+}
+
+/**
+ * Incidents the person was paged for since `since` (folded ones included:
+ * they count toward the storm). Call under lockPersonForPaging.
+ */
+export async function countRecentPagedIncidents(tx: Queryable, userId: number, since: Date): Promise<number> {
+  const result = await tx.query<{ count: number }>(
+    `SELECT count(DISTINCT incident_id)::int AS count FROM page_deliveries
+      WHERE user_id = $1 AND purpose = 'page' AND created_at > $2 AND state <> 'cancelled'`,
+    [userId, since],
+  );
+  return result.rows[0]!.count;
+}
+
+/** Serialises storm decisions for one person across replicas until the transaction ends. */
+export async function lockPersonForPaging(tx: Queryable, userId: number): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('terdut-paging-person:' || $1::text, 0))`, [
+    userId,
+  ]);
+}
+
+/** Open incidents whose pages to this contact were folded in [from, to), oldest first. */
+export async function foldedIncidents(
+  db: Queryable,
+  userId: number,
+  contactKey: string,
+  from: Date,
+  to: Date,
+): Promise<{ id: number; title: string; severity: string | null }[]> {
+  const result = await db.query<{ id: number; title: string; severity: string | null }>(
+    `SELECT DISTINCT i.id, i.title, i.severity FROM page_deliveries d JOIN incidents i ON i.id = d.incident_id
+      WHERE d.user_id = $1 AND d.contact_key = $2 AND d.state = 'folded' AND d.created_at >= $3 AND d.created_at < $4
+        AND i.status = 'triggered'
+      ORDER BY i.id`,
+    [userId, contactKey, from, to],
+  );
+  return result.rows;
+}
+
+export async function markCancelled(tx: Queryable, id: number, reason: string): Promise<void> {
+  await tx.query(`UPDATE page_deliveries SET state = 'cancelled', last_error = $2 WHERE id = $1`, [
+    id,
+    reason,
+  ]);
 }

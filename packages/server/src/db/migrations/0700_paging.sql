@@ -70,8 +70,9 @@ CREATE INDEX escalations_due ON escalations (due_at) WHERE due_at IS NOT NULL;
 CREATE TABLE page_deliveries (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   incident_id bigint NOT NULL REFERENCES incidents (id) ON DELETE CASCADE,
-  -- page: a step's page; resolved: the resolved notice; update: news for the acknowledger.
-  purpose text NOT NULL CHECK (purpose IN ('page', 'resolved', 'update')),
+  -- page: a step's page; resolved: the resolved notice; update: news for the
+  -- acknowledger; summary: the pages folded in one minute of a storm.
+  purpose text NOT NULL CHECK (purpose IN ('page', 'resolved', 'update', 'summary')),
   round integer NOT NULL,
   step integer NOT NULL,
   repeat integer NOT NULL,
@@ -81,7 +82,8 @@ CREATE TABLE page_deliveries (
   method_id bigint,
   kind text NOT NULL,
   target text NOT NULL,
-  state text NOT NULL CHECK (state IN ('pending', 'sent', 'failed', 'cancelled')),
+  -- folded: not sent on its own; a summary (purpose 'summary') lists it.
+  state text NOT NULL CHECK (state IN ('pending', 'sent', 'failed', 'cancelled', 'folded')),
   attempts integer NOT NULL DEFAULT 0,
   -- When a worker may (re)try. A claim pushes it one lease ahead, so a
   -- replica that dies mid-send leaves the row to be retried after the lease.
@@ -93,6 +95,11 @@ CREATE TABLE page_deliveries (
   UNIQUE (incident_id, purpose, round, step, repeat, user_id, contact_key)
 );
 CREATE INDEX page_deliveries_due ON page_deliveries (next_attempt_at) WHERE state = 'pending';
+-- One summary per person, contact and minute of a storm (`round` holds the minute).
+CREATE UNIQUE INDEX page_deliveries_one_summary ON page_deliveries (user_id, contact_key, round)
+  WHERE purpose = 'summary';
+-- Counting a person's recent pages (storm folding).
+CREATE INDEX page_deliveries_recent_by_person ON page_deliveries (user_id, created_at) WHERE purpose = 'page';
 
 -- Signs the capabilities in notifications' Acknowledge buttons and links.
 INSERT INTO instance_secrets (name, secret)

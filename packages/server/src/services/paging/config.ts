@@ -14,6 +14,8 @@ export interface PagingConfig {
   pollIntervalMs: number;
   /** How long an Acknowledge button or link stays good. */
   capabilityTtlMs: number;
+  /** More pages than this to one person within a minute are folded into one summary page. */
+  stormLimitPerMinute: number;
   /** Email over SMTP; undefined: email contact methods are unavailable. */
   smtp: SmtpConfig | undefined;
 }
@@ -93,7 +95,15 @@ export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
     }
     smtp = { url: smtpUrl, from, password };
   }
+  const stormText = text('TERDUT_PAGING_STORM_LIMIT') ?? '10';
+  const stormLimitPerMinute = Number(stormText);
+  if (!Number.isInteger(stormLimitPerMinute) || stormLimitPerMinute < 1) {
+    throw new ConfigError(
+      `TERDUT_PAGING_STORM_LIMIT="${stormText}" is not a whole number of at least 1 (pages per person per minute)`,
+    );
+  }
   return {
+    stormLimitPerMinute,
     smtp,
     ntfyUrl,
     ntfyToken,

@@ -4,7 +4,9 @@ import type { PageMessage } from './providers.ts';
 
 /** What a message is about. */
 export interface MessageContext {
-  purpose: 'page' | 'resolved' | 'update' | 'test';
+  purpose: 'page' | 'resolved' | 'update' | 'summary' | 'test';
+  /** For a summary: the open incidents whose pages were folded into it. */
+  folded?: { id: number; title: string; severity: string | null }[];
   incident?: IncidentRow;
   alerts?: AlertRow[];
   person: { id: number; username: string };
@@ -37,6 +39,30 @@ const MAX_LISTED_ALERTS = 5;
 /** Composes the title, text, priority, links and the webhook body of one message. */
 export function composeMessage(context: MessageContext): PageMessage {
   const { incident, person, publicUrl } = context;
+  if (context.purpose === 'summary') {
+    const folded = context.folded ?? [];
+    const listed = folded.slice(0, 20).map((entry) => `#${entry.id} ${entry.title}`);
+    const more = folded.length > 20 ? [`… and ${folded.length - 20} more`] : [];
+    const incidentsUrl = publicUrl === undefined ? undefined : `${publicUrl}/incidents`;
+    return {
+      title: `${folded.length} more incident${folded.length === 1 ? '' : 's'} for you`,
+      text: [`Too many pages at once; these were folded into this one:`, ...listed, ...more].join('\n'),
+      priority: Math.max(2, ...folded.map((entry) => priorityOf(entry.severity))),
+      tags: ['rotating_light', 'stack'],
+      ...(incidentsUrl !== undefined ? { incidentUrl: incidentsUrl } : {}),
+      webhookBody: {
+        version: '1',
+        event: 'summary',
+        incidents: folded.map((entry) => ({
+          id: entry.id,
+          title: entry.title,
+          severity: entry.severity,
+          ...(publicUrl !== undefined ? { url: `${publicUrl}/incidents/${entry.id}` } : {}),
+        })),
+        person: { id: person.id, username: person.username },
+      },
+    };
+  }
   if (context.purpose === 'test' || incident === undefined) {
     return {
       title: 'terdut test message',

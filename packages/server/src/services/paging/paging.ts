@@ -28,6 +28,10 @@ import type { PolicyTarget } from '../../repositories/escalation-policies.ts';
 import {
   claimDueDeliveries,
   insertDeliveries,
+  countRecentPagedIncidents,
+  foldedIncidents,
+  lockPersonForPaging,
+  markCancelled,
   markFailed,
   markSent,
   scheduleRetry,
@@ -62,6 +66,7 @@ const LEASE_MS = 60_000;
 const BATCH = 25;
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_CAP_MS = 5 * 60_000;
+const MINUTE_MS = 60_000;
 
 /** A contact a step can use: a stored method, or the contract's users.ntfy_topic. */
 interface Contact {
@@ -297,6 +302,7 @@ export class PagingService {
     const deliveries: NewDelivery[] = [];
     const reached: string[] = [];
     const skipped: string[] = [];
+    const folded: string[] = [];
     if (current !== undefined) {
       const people = await findPageablePeople(tx, await this.#targets(tx, current.targets, now));
       for (const person of people) {
@@ -305,9 +311,9 @@ export class PagingService {
           skipped.push(person.username);
           continue;
         }
-        reached.push(person.username);
+        const rows: NewDelivery[] = [];
         for (const contact of contacts) {
-          deliveries.push({
+          rows.push({
             incident_id: incident.id,
             purpose: 'page',
             round,
@@ -320,12 +326,29 @@ export class PagingService {
             target: contact.target,
           });
         }
+        if (await this.#inStorm(tx, person.id, now)) {
+          // Never dropped: stored as folded, listed by the summary page.
+          folded.push(person.username);
+          await insertDeliveries(tx, rows, now, { state: 'folded' });
+          await this.#ensureSummary(tx, incident.id, person.id, contacts, now);
+        } else {
+          reached.push(person.username);
+          deliveries.push(...rows);
+        }
       }
       await insertDeliveries(tx, deliveries, now);
       const pass = repeat > 0 ? ` (repeat ${repeat} of ${policy.repeat})` : '';
-      const paging = reached.length > 0 ? `paging ${reached.join(', ')}` : 'nobody to page';
+      const paging =
+        reached.length > 0
+          ? `paging ${reached.join(', ')}`
+          : folded.length > 0
+            ? 'no page of its own'
+            : 'nobody to page';
       const skipNote =
-        skipped.length > 0 ? `; skipped ${skipped.join(', ')} (no working contact method)` : '';
+        (skipped.length > 0 ? `; skipped ${skipped.join(', ')} (no working contact method)` : '') +
+        (folded.length > 0
+          ? `; folded for ${folded.join(', ')} into one summary page (more than ${this.#config.stormLimitPerMinute} pages a minute)`
+          : '');
       events.push({
         incident_id: incident.id,
         type: 'escalated',
@@ -348,7 +371,7 @@ export class PagingService {
       finished = true;
       delayMs = 0;
     }
-    if (deliveries.length === 0) delayMs = 0;
+    if (deliveries.length === 0 && folded.length === 0) delayMs = 0;
     if (finished) {
       await updateEscalation(
         tx,
@@ -376,6 +399,41 @@ export class PagingService {
       );
     }
     await insertEvents(tx, events, now);
+  }
+
+  /** Whether this person already had the storm limit of incidents paged in the last minute. */
+  async #inStorm(tx: Queryable, userId: number, now: Date): Promise<boolean> {
+    await lockPersonForPaging(tx, userId);
+    const recent = await countRecentPagedIncidents(tx, userId, new Date(now.getTime() - MINUTE_MS));
+    return recent >= this.#config.stormLimitPerMinute;
+  }
+
+  /** The summary of this minute for each contact, sent when the minute ends (one per person, contact and minute). */
+  async #ensureSummary(
+    tx: Queryable,
+    incidentId: number,
+    userId: number,
+    contacts: Contact[],
+    now: Date,
+  ): Promise<void> {
+    const minute = Math.floor(now.getTime() / MINUTE_MS);
+    await insertDeliveries(
+      tx,
+      contacts.map((contact) => ({
+        incident_id: incidentId,
+        purpose: 'summary' as const,
+        round: minute,
+        step: 0,
+        repeat: 0,
+        user_id: userId,
+        contact_key: contact.key,
+        method_id: contact.methodId,
+        kind: contact.kind,
+        target: contact.target,
+      })),
+      now,
+      { dueAt: new Date((minute + 1) * MINUTE_MS) },
+    );
   }
 
   /** One message per contact of the acknowledger for update number `update` (the unique key makes it once). */
@@ -455,7 +513,21 @@ export class PagingService {
       await this.#recordFailure(delivery, new DeliveryError(problem ?? 'unknown', true));
       return;
     }
-    const message = await this.#compose(delivery, incident, person);
+    let message: PageMessage;
+    if (delivery.purpose === 'summary') {
+      const from = new Date(delivery.round * MINUTE_MS);
+      const to = new Date((delivery.round + 1) * MINUTE_MS);
+      const folded = await foldedIncidents(this.#db, delivery.user_id, delivery.contact_key, from, to);
+      if (folded.length === 0) {
+        await this.#db.transaction((tx) =>
+          markCancelled(tx, delivery.id, 'every folded incident was acknowledged or resolved'),
+        );
+        return;
+      }
+      message = composeMessage({ purpose: 'summary', person, folded, publicUrl: this.#publicUrl });
+    } else {
+      message = await this.#compose(delivery, incident, person);
+    }
     const to: ContactTarget = {
       kind: delivery.kind as ContactTarget['kind'],
       target: delivery.target,
@@ -607,5 +679,6 @@ function describeDelivery(delivery: PageDeliveryRow): string {
         : `${delivery.kind} (contact method ${delivery.method_id ?? '?'})`;
   if (delivery.purpose === 'resolved') return `${via}, resolved notice`;
   if (delivery.purpose === 'update') return `${via}, update for the acknowledger`;
+  if (delivery.purpose === 'summary') return `${via}, storm summary`;
   return `${via}, step ${delivery.step + 1}${delivery.repeat > 0 ? ` (repeat ${delivery.repeat})` : ''}`;
 }
