@@ -72,11 +72,21 @@ export async function updateEscalation(
   );
 }
 
-/** Incidents whose escalation is due, oldest due first (unlocked: the worker locks each in turn). */
-export async function dueEscalations(db: Queryable, now: Date, limit: number): Promise<number[]> {
+/**
+ * Incidents whose escalation is due, oldest due first, leaving out `skip`
+ * (already looked at in this pass); unlocked: the worker locks each in turn.
+ */
+export async function dueEscalations(
+  db: Queryable,
+  now: Date,
+  skip: readonly number[],
+  limit: number,
+): Promise<number[]> {
   const result = await db.query<{ incident_id: number }>(
-    `SELECT incident_id FROM escalations WHERE due_at <= $1 ORDER BY due_at LIMIT $2`,
-    [now, limit],
+    `SELECT incident_id FROM escalations
+      WHERE due_at <= $1 AND NOT (incident_id = ANY($2::bigint[]))
+      ORDER BY due_at LIMIT $3`,
+    [now, skip, limit],
   );
   return result.rows.map((row) => row.incident_id);
 }

@@ -155,7 +155,8 @@ export class PagingService {
     let advanced = 0;
     const seen = new Set<number>();
     for (;;) {
-      const due = (await dueEscalations(this.#db, this.#clock.now(), BATCH)).filter((id) => !seen.has(id));
+      // Those seen are skipped in SQL, so rows another replica holds never hide the ones behind them.
+      const due = await dueEscalations(this.#db, this.#clock.now(), [...seen], BATCH);
       if (due.length === 0) return advanced;
       for (const incidentId of due) {
         seen.add(incidentId);
