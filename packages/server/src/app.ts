@@ -27,6 +27,7 @@ import { escalationPolicyRoutes } from './routes/escalation-policies/index.ts';
 import { contactMethodRoutes } from './routes/contact-methods/index.ts';
 import { pagingRoutes } from './routes/paging/index.ts';
 import { acknowledgePageRoutes } from './routes/paging/confirm.ts';
+import { maintenanceWindowRoutes } from './routes/maintenance-windows/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -141,6 +142,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(contactMethodRoutes(services.contactMethods));
   await app.register(pagingRoutes(services.paging));
   await app.register(acknowledgePageRoutes(services.paging));
+  await app.register(maintenanceWindowRoutes(services.maintenanceWindows));
   app.get('/api/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
     app.swagger(),
   );

@@ -13,21 +13,34 @@ export interface EscalationRow {
   repeat: number;
   due_at: Date | null;
   updates: number;
+  labels: Record<string, string>;
   updated_at: Date;
 }
 
-const COLUMNS = 'incident_id, policy_id, policy, state, round, step, repeat, due_at, updates, updated_at';
+const COLUMNS =
+  'incident_id, policy_id, policy, state, round, step, repeat, due_at, updates, labels, updated_at';
 
 /** Starts paging for an incident, due at once; does nothing when it already has an escalation. */
 export async function insertEscalation(
   tx: Queryable,
-  escalation: { incident_id: number; policy_id: number | null; policy: PolicyDefinition },
+  escalation: {
+    incident_id: number;
+    policy_id: number | null;
+    policy: PolicyDefinition;
+    labels: Record<string, string>;
+  },
   now: Date,
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO escalations (incident_id, policy_id, policy, state, due_at, updated_at)
-     VALUES ($1, $2, $3, 'active', $4, $4) ON CONFLICT (incident_id) DO NOTHING`,
-    [escalation.incident_id, escalation.policy_id, JSON.stringify(escalation.policy), now],
+    `INSERT INTO escalations (incident_id, policy_id, policy, labels, state, due_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'active', $5, $5) ON CONFLICT (incident_id) DO NOTHING`,
+    [
+      escalation.incident_id,
+      escalation.policy_id,
+      JSON.stringify(escalation.policy),
+      JSON.stringify(escalation.labels),
+      now,
+    ],
   );
 }
 

@@ -17,7 +17,9 @@ export type IncidentEventType =
   | 'notified'
   | 'notification_failed'
   | 'escalated'
-  | 'escalation_finished';
+  | 'escalation_finished'
+  // A maintenance window holds the incident's paging until it ends.
+  | 'paging_held';
 
 export interface IncidentEventRow {
   id: number;

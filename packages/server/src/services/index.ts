@@ -25,6 +25,7 @@ import { RetentionService } from './retention.ts';
 import { PagingService } from './paging/paging.ts';
 import { EscalationPolicyService } from './paging/escalation-policies.ts';
 import { ContactMethodService } from './paging/contact-methods.ts';
+import { MaintenanceWindowService } from './paging/maintenance-windows.ts';
 import { createPagingMetrics } from './paging/metrics.ts';
 import { httpProviders } from './paging/providers.ts';
 import { smtpSender } from './paging/email.ts';
@@ -61,6 +62,7 @@ export interface Services {
   paging: PagingService;
   escalationPolicies: EscalationPolicyService;
   contactMethods: ContactMethodService;
+  maintenanceWindows: MaintenanceWindowService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -110,6 +112,7 @@ export function createServices(deps: ServiceDeps): Services {
     paging,
     escalationPolicies: new EscalationPolicyService({ ...deps, audit }),
     contactMethods: new ContactMethodService({ ...deps, paging }),
+    maintenanceWindows: new MaintenanceWindowService({ ...deps, audit }),
     alerts: new AlertService(deps),
     alertExpiry: new AlertExpiryService(deps),
     retention: new RetentionService(deps),

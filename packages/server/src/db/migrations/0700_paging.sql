@@ -60,6 +60,8 @@ CREATE TABLE escalations (
   -- Grows when a new alert joins, or the severity rises, while the incident
   -- is acknowledged; the worker tells the acknowledger once per value.
   updates integer NOT NULL DEFAULT 0,
+  -- The group and common labels the incident was routed on (maintenance windows match them too).
+  labels jsonb NOT NULL DEFAULT '{}',
   updated_at timestamptz NOT NULL
 );
 CREATE INDEX escalations_due ON escalations (due_at) WHERE due_at IS NOT NULL;
@@ -100,6 +102,20 @@ CREATE UNIQUE INDEX page_deliveries_one_summary ON page_deliveries (user_id, con
   WHERE purpose = 'summary';
 -- Counting a person's recent pages (storm folding).
 CREATE INDEX page_deliveries_recent_by_person ON page_deliveries (user_id, created_at) WHERE purpose = 'page';
+
+-- Maintenance windows: incidents whose labels match during [starts_at,
+-- ends_at) are recorded but page nobody; their escalations wait for the end.
+CREATE TABLE maintenance_windows (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  starts_at timestamptz NOT NULL,
+  ends_at timestamptz NOT NULL,
+  matchers jsonb NOT NULL DEFAULT '[]',
+  reason text NOT NULL,
+  created_by bigint REFERENCES users (id),
+  created_at timestamptz NOT NULL,
+  CHECK (ends_at > starts_at)
+);
+CREATE INDEX maintenance_windows_ends ON maintenance_windows (ends_at);
 
 -- Signs the capabilities in notifications' Acknowledge buttons and links.
 INSERT INTO instance_secrets (name, secret)

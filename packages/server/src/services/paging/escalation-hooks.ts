@@ -21,7 +21,7 @@ export async function startPaging(
   now: Date,
 ): Promise<void> {
   const { policyId, policy } = await choosePolicy(tx, labels);
-  await insertEscalation(tx, { incident_id: incident.id, policy_id: policyId, policy }, now);
+  await insertEscalation(tx, { incident_id: incident.id, policy_id: policyId, policy, labels }, now);
 }
 
 /** Acknowledged: no further steps, and pages not yet sent are cancelled. */

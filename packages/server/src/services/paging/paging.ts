@@ -28,6 +28,7 @@ import type { PolicyTarget } from '../../repositories/escalation-policies.ts';
 import {
   claimDueDeliveries,
   insertDeliveries,
+  cancelPendingPages,
   countRecentPagedIncidents,
   foldedIncidents,
   lockPersonForPaging,
@@ -60,6 +61,8 @@ import {
 import { composeMessage } from './messages.ts';
 import { issueCapability, readCapability } from './capability.ts';
 import { formatDuration } from '../format-duration.ts';
+import { activeWindows, type MaintenanceWindowRow } from '../../repositories/maintenance-windows.ts';
+import { matchesAll, parseMatcher } from './matchers.ts';
 
 /** How long a claimed message belongs to the replica sending it (sends time out after 10 s). */
 const LEASE_MS = 60_000;
@@ -285,6 +288,23 @@ export class PagingService {
       await updateEscalation(tx, incidentId, { state: 'paused', due_at: incident.snoozed_until }, now);
       return true;
     }
+    const window = await this.#maintenanceWindowFor(tx, escalation.labels, now);
+    if (window !== undefined) {
+      await updateEscalation(tx, incidentId, { state: 'paused', due_at: window.ends_at }, now);
+      await cancelPendingPages(tx, incidentId);
+      await insertEvents(
+        tx,
+        [
+          {
+            incident_id: incidentId,
+            type: 'paging_held',
+            detail: `maintenance window ${window.id} until ${window.ends_at.toISOString()}: ${window.reason}`,
+          },
+        ],
+        now,
+      );
+      return true;
+    }
     let { round, step, repeat } = escalation;
     if (escalation.state !== 'active') {
       // A snooze ran out (or was ended) with nobody acknowledging: from step 1.
@@ -400,6 +420,18 @@ export class PagingService {
       );
     }
     await insertEvents(tx, events, now);
+  }
+
+  /** The maintenance window in force now whose matchers match these labels (the one ending last). */
+  async #maintenanceWindowFor(
+    tx: Queryable,
+    labels: Record<string, string>,
+    now: Date,
+  ): Promise<MaintenanceWindowRow | undefined> {
+    const matching = (await activeWindows(tx, now)).filter((window) =>
+      matchesAll(window.matchers.map(parseMatcher), labels),
+    );
+    return matching.at(-1);
   }
 
   /** Whether this person already had the storm limit of incidents paged in the last minute. */
