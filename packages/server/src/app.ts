@@ -28,6 +28,7 @@ import { contactMethodRoutes } from './routes/contact-methods/index.ts';
 import { pagingRoutes } from './routes/paging/index.ts';
 import { acknowledgePageRoutes } from './routes/paging/confirm.ts';
 import { maintenanceWindowRoutes } from './routes/maintenance-windows/index.ts';
+import { heartbeatRoutes } from './routes/heartbeats/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -143,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(pagingRoutes(services.paging));
   await app.register(acknowledgePageRoutes(services.paging));
   await app.register(maintenanceWindowRoutes(services.maintenanceWindows));
+  await app.register(heartbeatRoutes(services.heartbeats));
   app.get('/api/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
     app.swagger(),
   );

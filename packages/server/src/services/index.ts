@@ -26,6 +26,7 @@ import { PagingService } from './paging/paging.ts';
 import { EscalationPolicyService } from './paging/escalation-policies.ts';
 import { ContactMethodService } from './paging/contact-methods.ts';
 import { MaintenanceWindowService } from './paging/maintenance-windows.ts';
+import { HeartbeatService } from './paging/heartbeats.ts';
 import { createPagingMetrics } from './paging/metrics.ts';
 import { httpProviders } from './paging/providers.ts';
 import { smtpSender } from './paging/email.ts';
@@ -63,6 +64,7 @@ export interface Services {
   escalationPolicies: EscalationPolicyService;
   contactMethods: ContactMethodService;
   maintenanceWindows: MaintenanceWindowService;
+  heartbeats: HeartbeatService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -84,6 +86,7 @@ export function createServices(deps: ServiceDeps): Services {
     }),
     onCall: dailyScheduleOnCall(deps.config.timezone),
   });
+  const heartbeats = new HeartbeatService({ ...deps, audit });
   return {
     audit,
     users: new UserService({ ...deps, audit }),
@@ -103,11 +106,13 @@ export function createServices(deps: ServiceDeps): Services {
     }),
     schedule: new ScheduleService(deps),
     statistics: new StatisticsService(deps),
-    // Only in a serving process: tests and tools drive paging passes themselves.
+    // Paging wakes at once only in a serving process: tests and tools drive passes themselves.
     intake: new IntakeService({
       ...deps,
+      absorbHeartbeats: (alerts) => heartbeats.absorb(alerts),
       ...(deps.wakePaging ? { onIncidentOpened: () => paging.wake() } : {}),
     }),
+    heartbeats,
     incidents,
     paging,
     escalationPolicies: new EscalationPolicyService({ ...deps, audit }),

@@ -80,6 +80,7 @@ export class IntakeService {
   readonly #staleAfterMs: number;
 
   readonly #onIncidentOpened: () => void;
+  readonly #absorbHeartbeats: (alerts: AlertState[]) => Promise<AlertState[]>;
 
   constructor(deps: {
     db: Database;
@@ -88,12 +89,15 @@ export class IntakeService {
     config: { alertStaleAfterMs: number };
     /** Called after a commit that opened an incident (paging runs at once rather than at its next poll). */
     onIncidentOpened?: () => void;
+    /** Takes heartbeat alerts (Watchdog) out of a notification, refreshing their heartbeats. */
+    absorbHeartbeats?: (alerts: AlertState[]) => Promise<AlertState[]>;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#metrics = deps.metrics;
     this.#staleAfterMs = deps.config.alertStaleAfterMs;
     this.#onIncidentOpened = deps.onIncidentOpened ?? (() => {});
+    this.#absorbHeartbeats = deps.absorbHeartbeats ?? ((alerts) => Promise.resolve(alerts));
   }
 
   /**
@@ -111,7 +115,13 @@ export class IntakeService {
     }
     let result: IntakeResult;
     try {
-      result = await this.#applyWithRetry(notification);
+      const carried = notification.alerts.length;
+      notification.alerts = await this.#absorbHeartbeats(notification.alerts);
+      // Only heartbeat alerts (a Watchdog group): a sign of life, never an incident.
+      result =
+        carried > 0 && notification.alerts.length === 0
+          ? { opened: false, resolved: false }
+          : await this.#applyWithRetry(notification);
     } catch (error) {
       this.#metrics.webhookNotifications.inc({ outcome: 'failed' });
       throw error;

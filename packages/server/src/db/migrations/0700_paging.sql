@@ -117,6 +117,20 @@ CREATE TABLE maintenance_windows (
 );
 CREATE INDEX maintenance_windows_ends ON maintenance_windows (ends_at);
 
+-- Heartbeats (dead man's switches): refreshed by a matching alert (the
+-- always-firing Watchdog) or POST /api/heartbeats/{id}/ping; one not
+-- refreshed within interval + grace opens an incident (group
+-- 'heartbeat:<id>') that pages like any other and resolves when it returns.
+CREATE TABLE heartbeats (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name text NOT NULL UNIQUE,
+  interval_ms bigint NOT NULL CHECK (interval_ms > 0),
+  grace_ms bigint NOT NULL CHECK (grace_ms >= 0),
+  matchers jsonb NOT NULL DEFAULT '[]',
+  last_seen_at timestamptz NOT NULL,
+  created_at timestamptz NOT NULL
+);
+
 -- Signs the capabilities in notifications' Acknowledge buttons and links.
 INSERT INTO instance_secrets (name, secret)
 VALUES ('paging_capability', gen_random_uuid()::text || gen_random_uuid()::text);
