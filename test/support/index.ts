@@ -10,3 +10,5 @@ export * from './databases.ts';
 export * from './users.ts';
 export * from './alertmanager-payloads.ts';
 export * from './server-process.ts';
+export * from './webhook-receiver.ts';
+export * from './smtp-sink.ts';

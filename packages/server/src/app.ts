@@ -34,6 +34,12 @@ import { eventRoutes, installChangeAnnouncements } from './routes/events/index.t
 import { ChangeFeed } from './routes/events/change-feed.ts';
 import { webAppRoutes } from './routes/web/index.ts';
 import { BootstrapGate } from './services/bootstrap-gate.ts';
+import { escalationPolicyRoutes } from './routes/escalation-policies/index.ts';
+import { contactMethodRoutes } from './routes/contact-methods/index.ts';
+import { pagingRoutes } from './routes/paging/index.ts';
+import { acknowledgePageRoutes } from './routes/paging/confirm.ts';
+import { maintenanceWindowRoutes } from './routes/maintenance-windows/index.ts';
+import { heartbeatRoutes } from './routes/heartbeats/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -52,6 +58,8 @@ export interface AppOptions {
   processMetrics?: boolean;
   /** The built web app (default packages/web/dist). */
   webDir?: string;
+  /** Page right after an incident opens instead of at the next poll (main.ts); tests drive passes themselves. */
+  wakePaging?: boolean;
 }
 
 /** Pino redaction: credentials never reach the log. */
@@ -80,7 +88,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // request.ip (rate limits, audit) is the real client only when the proxy in front is trusted.
     trustProxy: options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false,
   });
-  const services = createServices({ db: options.db, clock, config: options.config, metrics });
+  const services = createServices({
+    db: options.db,
+    clock,
+    config: options.config,
+    metrics,
+    wakePaging: options.wakePaging ?? false,
+  });
   const bootstrapGate = new BootstrapGate({ db: options.db });
   app.decorate('services', services);
   app.decorate('metrics', metrics);
@@ -167,6 +181,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   await app.register(eventRoutes(changes));
   await app.register(webAppRoutes({ dir: options.webDir }));
+  await app.register(escalationPolicyRoutes(services.escalationPolicies));
+  await app.register(contactMethodRoutes(services.contactMethods));
+  await app.register(pagingRoutes(services.paging));
+  await app.register(acknowledgePageRoutes(services.paging));
+  await app.register(maintenanceWindowRoutes(services.maintenanceWindows));
+  await app.register(heartbeatRoutes(services.heartbeats));
   app.get('/api/openapi.json', { schema: { hide: true }, config: { auth: access.public } }, async () =>
     app.swagger(),
   );

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseDuration } from './duration.ts';
+import { loadPagingConfig, type PagingConfig } from './services/paging/config.ts';
 
 /** The server's configuration, read from the environment once at start-up. */
 export interface Config {
@@ -39,6 +40,8 @@ export interface Config {
    * which statement_timeout (enforced by that server) cannot.
    */
   dbQueryTimeoutMs: number;
+  /** Paging: ntfy server, retry budget, worker interval (services/paging/config.ts). */
+  paging: PagingConfig;
 }
 
 export interface OidcConfig {
@@ -224,5 +227,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken,
     dbStatementTimeoutMs,
     dbQueryTimeoutMs,
+    paging: loadPagingConfig(env),
   };
 }

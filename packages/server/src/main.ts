@@ -10,6 +10,7 @@ import { migrate } from './db/migrate.ts';
 import { buildApp, LOG_REDACT_PATHS } from './app.ts';
 import { startBackgroundJobs } from './background-jobs.ts';
 import { incidentBackgroundJobs } from './services/incident-jobs.ts';
+import { pagingBackgroundJobs } from './services/paging/jobs.ts';
 import { isBootstrapped } from './services/bootstrap.ts';
 import { adminRecover, ADMIN_RECOVER_USAGE } from './cli/admin-recover.ts';
 import { bootstrapInstructions } from './cli/bootstrap-instructions.ts';
@@ -85,9 +86,17 @@ async function serve(config: Config): Promise<number> {
   const { db, description } = await openConfiguredDatabase(config);
   const applied = await migrate(db);
   logger.info({ database: description, applied_migrations: applied }, 'database ready');
-  const app = await buildApp({ db, config, logger, processMetrics: true });
+  const app = await buildApp({ db, config, logger, processMetrics: true, wakePaging: true });
   // Staleness sweep and retention prune; safe on every replica (they claim work in the database).
-  const jobs = startBackgroundJobs(incidentBackgroundJobs(app.services), logger);
+  const jobs = startBackgroundJobs(
+    [...incidentBackgroundJobs(app.services), ...pagingBackgroundJobs(app.services, config.paging)],
+    logger,
+  );
+  if (config.publicUrl === undefined) {
+    logger.warn(
+      'TERDUT_PUBLIC_URL is not set: pages carry no link to the incident and no Acknowledge action; set it to the URL people open terdut at',
+    );
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -103,6 +112,7 @@ async function serve(config: Config): Promise<number> {
     try {
       await app.close();
       await jobs.stop();
+      await app.services.paging.settle();
       await db.close();
     } finally {
       clearTimeout(timer);

@@ -11,7 +11,15 @@ export type IncidentEventType =
   | 'snoozed'
   | 'unsnoozed'
   | 'resolved'
-  | 'note';
+  | 'note'
+  // Paging (services/paging): a message accepted by its provider, one given
+  // up on, a step of the escalation policy firing, the policy exhausted.
+  | 'notified'
+  | 'notification_failed'
+  | 'escalated'
+  | 'escalation_finished'
+  // A maintenance window holds the incident's paging until it ends.
+  | 'paging_held';
 
 export interface IncidentEventRow {
   id: number;

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/database.ts';
 import { updateIncident, type IncidentRow } from '../repositories/incidents.ts';
 import { countFiringAlertsOfIncident } from '../repositories/incident-alerts.ts';
 import { insertEvents } from '../repositories/incident-events.ts';
+import { endPaging } from './paging/escalation-hooks.ts';
 
 /**
  * Resolves an open incident once none of its alerts is firing
@@ -16,6 +17,7 @@ export async function resolveIfAllAlertsResolved(
 ): Promise<IncidentRow | undefined> {
   if (incident.status === 'resolved') return undefined;
   if ((await countFiringAlertsOfIncident(tx, incident.id)) > 0) return undefined;
+  await endPaging(tx, incident.id, now);
   const resolved = await updateIncident(tx, incident.id, {
     status: 'resolved',
     resolved_at: now,

@@ -24,6 +24,13 @@ import {
 } from '../repositories/incident-events.ts';
 import { findUserById } from '../repositories/users.ts';
 import { formatDuration } from './format-duration.ts';
+import {
+  endPaging,
+  pausePaging,
+  restartPaging,
+  resumePaging,
+  stopPaging,
+} from './paging/escalation-hooks.ts';
 
 export interface IncidentListQuery {
   status?: IncidentStatus;
@@ -79,25 +86,38 @@ export class IncidentService {
 
   /** Acknowledges an open incident; acknowledging an acknowledged one changes nothing. */
   async acknowledge(principal: Principal, id: number): Promise<IncidentRow> {
-    return this.#act(id, async (tx, incident, now) => {
+    return (await this.acknowledgeAs(principal.userId, id)).incident;
+  }
+
+  /**
+   * Acknowledges as `userId` (an authenticated caller, or the person a page's
+   * Acknowledge button was issued to); `changed` is false when it already was.
+   */
+  async acknowledgeAs(userId: number, id: number): Promise<{ incident: IncidentRow; changed: boolean }> {
+    let changed = false;
+    const incident = await this.#act(id, async (tx, incident, now) => {
       requireOpen(incident);
       if (incident.status === 'acknowledged') return { incident };
+      changed = true;
+      await stopPaging(tx, id, now);
       return {
         incident: await updateIncident(tx, id, {
           status: 'acknowledged',
-          acknowledged_by: principal.userId,
+          acknowledged_by: userId,
           acknowledged_at: now,
         }),
-        events: [{ incident_id: id, type: 'acknowledged', user_id: principal.userId }],
+        events: [{ incident_id: id, type: 'acknowledged', user_id: userId }],
       };
     });
+    return { incident, changed };
   }
 
   /** Takes the acknowledgement back; on an unacknowledged incident it changes nothing. */
   async unacknowledge(principal: Principal, id: number): Promise<void> {
-    await this.#act(id, async (tx, incident) => {
+    await this.#act(id, async (tx, incident, now) => {
       requireOpen(incident);
       if (incident.status !== 'acknowledged') return { incident };
+      await restartPaging(tx, incident, now);
       return {
         incident: await updateIncident(tx, id, {
           status: 'triggered',
@@ -141,6 +161,7 @@ export class IncidentService {
     return this.#act(id, async (tx, incident, now) => {
       requireOpen(incident);
       const until = new Date(now.getTime() + ms);
+      await pausePaging(tx, id, until, now);
       return {
         incident: await updateIncident(tx, id, { snoozed_until: until }),
         events: [
@@ -162,6 +183,7 @@ export class IncidentService {
       requireOpen(incident);
       // A snooze in the past has already ended by itself.
       if (incident.snoozed_until === null || incident.snoozed_until <= now) return { incident };
+      await resumePaging(tx, id, now);
       return {
         incident: await updateIncident(tx, id, { snoozed_until: null }),
         events: [{ incident_id: id, type: 'unsnoozed', user_id: principal.userId }],
@@ -173,6 +195,7 @@ export class IncidentService {
   async resolve(principal: Principal, id: number): Promise<IncidentRow> {
     const resolved = await this.#act(id, async (tx, incident, now) => {
       requireOpen(incident);
+      await endPaging(tx, id, now);
       return {
         incident: await updateIncident(tx, id, {
           status: 'resolved',

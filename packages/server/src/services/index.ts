@@ -16,7 +16,7 @@ import { ApiKeyService } from './api-keys.ts';
 import { ServiceAccountService } from './service-accounts.ts';
 import { BootstrapService } from './bootstrap.ts';
 import { ScheduleService } from './schedule.ts';
-import { SchedulesService } from './schedules.ts';
+import { SchedulesService, scheduleOnCallLookup } from './schedules.ts';
 import { StatisticsService } from './statistics.ts';
 import { IntakeService } from './intake.ts';
 import { IncidentService } from './incidents.ts';
@@ -24,6 +24,14 @@ import { AlertService } from './alerts.ts';
 import { AlertExpiryService } from './alert-expiry.ts';
 import { RetentionService } from './retention.ts';
 import { CapabilityService } from './capabilities.ts';
+import { PagingService } from './paging/paging.ts';
+import { EscalationPolicyService } from './paging/escalation-policies.ts';
+import { ContactMethodService } from './paging/contact-methods.ts';
+import { MaintenanceWindowService } from './paging/maintenance-windows.ts';
+import { HeartbeatService } from './paging/heartbeats.ts';
+import { createPagingMetrics } from './paging/metrics.ts';
+import { httpProviders } from './paging/providers.ts';
+import { smtpSender } from './paging/email.ts';
 
 /** What services may be given; each service takes only the parts it uses. */
 export interface ServiceDeps {
@@ -31,6 +39,8 @@ export interface ServiceDeps {
   clock: Clock;
   config: Config;
   metrics: Metrics;
+  /** Run a paging pass right after an incident opens (main.ts); off for in-process tests. */
+  wakePaging?: boolean;
 }
 
 /** The server's services, built once per app. Routes reach them through `app.services`. */
@@ -53,6 +63,11 @@ export interface Services {
   alertExpiry: AlertExpiryService;
   retention: RetentionService;
   capabilities: CapabilityService;
+  paging: PagingService;
+  escalationPolicies: EscalationPolicyService;
+  contactMethods: ContactMethodService;
+  maintenanceWindows: MaintenanceWindowService;
+  heartbeats: HeartbeatService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -63,6 +78,19 @@ export function createServices(deps: ServiceDeps): Services {
   const bootstrapGate = new BootstrapGate(deps);
   const oidc = deps.config.oidc;
   const schedules = new SchedulesService({ ...deps, audit });
+  const incidents = new IncidentService(deps);
+  const paging = new PagingService({
+    ...deps,
+    metrics: createPagingMetrics(deps.metrics.registry, deps.db, deps.clock),
+    incidents,
+    providers: httpProviders({
+      ...deps.config.paging,
+      email: deps.config.paging.smtp && smtpSender(deps.config.paging.smtp),
+      now: () => deps.clock.now(),
+    }),
+    onCall: scheduleOnCallLookup(schedules),
+  });
+  const heartbeats = new HeartbeatService({ ...deps, audit });
   return {
     audit,
     users: new UserService({ ...deps, audit }),
@@ -83,8 +111,18 @@ export function createServices(deps: ServiceDeps): Services {
     schedule: new ScheduleService({ ...deps, schedules, audit }),
     schedules,
     statistics: new StatisticsService(deps),
-    intake: new IntakeService(deps),
-    incidents: new IncidentService(deps),
+    // Paging wakes at once only in a serving process: tests and tools drive passes themselves.
+    intake: new IntakeService({
+      ...deps,
+      absorbHeartbeats: (alerts) => heartbeats.absorb(alerts),
+      ...(deps.wakePaging ? { onIncidentOpened: () => paging.wake() } : {}),
+    }),
+    heartbeats,
+    incidents,
+    paging,
+    escalationPolicies: new EscalationPolicyService({ ...deps, audit }),
+    contactMethods: new ContactMethodService({ ...deps, paging }),
+    maintenanceWindows: new MaintenanceWindowService({ ...deps, audit }),
     alerts: new AlertService(deps),
     alertExpiry: new AlertExpiryService(deps),
     retention: new RetentionService(deps),

@@ -24,6 +24,7 @@ import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
 import { resolveIfAllAlertsResolved } from './incident-resolution.ts';
 import { batchRowsFor, inBatches } from '../db/batches.ts';
+import { noteUpdateForAcknowledger, startPaging } from './paging/escalation-hooks.ts';
 
 /**
  * How one alert of a notification relates to what is stored:
@@ -63,13 +64,26 @@ export class IntakeService {
   readonly #metrics: Metrics;
   readonly #staleAfterMs: number;
   readonly #batchRows: number;
+  readonly #onIncidentOpened: () => void;
+  readonly #absorbHeartbeats: (alerts: AlertState[]) => Promise<AlertState[]>;
 
-  constructor(deps: { db: Database; clock: Clock; metrics: Metrics; config: { alertStaleAfterMs: number } }) {
+  constructor(deps: {
+    db: Database;
+    clock: Clock;
+    metrics: Metrics;
+    config: { alertStaleAfterMs: number };
+    /** Called after a commit that opened an incident (paging runs at once rather than at its next poll). */
+    onIncidentOpened?: () => void;
+    /** Takes heartbeat alerts (Watchdog) out of a notification, refreshing their heartbeats. */
+    absorbHeartbeats?: (alerts: AlertState[]) => Promise<AlertState[]>;
+  }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#metrics = deps.metrics;
     this.#staleAfterMs = deps.config.alertStaleAfterMs;
     this.#batchRows = batchRowsFor(deps.db);
+    this.#onIncidentOpened = deps.onIncidentOpened ?? (() => {});
+    this.#absorbHeartbeats = deps.absorbHeartbeats ?? ((alerts) => Promise.resolve(alerts));
   }
 
   /**
@@ -80,7 +94,13 @@ export class IntakeService {
   async receive(notification: AlertGroupNotification): Promise<IntakeResult> {
     let result: IntakeResult;
     try {
-      result = await this.#applyWithRetry(notification);
+      const carried = notification.alerts.length;
+      notification.alerts = await this.#absorbHeartbeats(notification.alerts);
+      // Only heartbeat alerts (a Watchdog group): a sign of life, never an incident.
+      result =
+        carried > 0 && notification.alerts.length === 0
+          ? { opened: false, resolved: false }
+          : await this.#applyWithRetry(notification);
     } catch (error) {
       this.#metrics.webhookNotifications.inc({ outcome: 'failed' });
       throw error;
@@ -91,7 +111,10 @@ export class IntakeService {
       const count = notification.alerts.filter((alert) => alert.status === status).length;
       if (count > 0) this.#metrics.alertsReceived.inc({ status }, count);
     }
-    if (result.opened) this.#metrics.incidentsOpened.inc();
+    if (result.opened) {
+      this.#metrics.incidentsOpened.inc();
+      this.#onIncidentOpened();
+    }
     if (result.resolved) this.#metrics.incidentsResolved.inc({ source: 'alerts' });
     return result;
   }
@@ -192,6 +215,8 @@ async function openForNewOccurrence(
     group_labels: notification.groupLabels,
     triggered_at: now,
   });
+  // The decision to page commits with the incident. Routed on the group's and the common labels, as Alertmanager routes.
+  await startPaging(tx, incident, { ...notification.commonLabels, ...notification.groupLabels }, now);
   await insertEvents(tx, [{ incident_id: incident.id, type: 'triggered', detail: incident.title }], now);
   return incident;
 }
@@ -246,7 +271,10 @@ async function joinIncident(
     batch,
     (ids) => setAlertsIncident(tx, ids, incident.id),
   );
-  return { incident: await raiseSeverity(tx, incident, joining), events, handled };
+  const raised = await raiseSeverity(tx, incident, joining);
+  // An acknowledged incident's acknowledger hears once of what joined it (paging/escalation-hooks.ts).
+  if (joining.some((row) => row.status === 'firing')) await noteUpdateForAcknowledger(tx, raised, now);
+  return { incident: raised, events, handled };
 }
 
 /**

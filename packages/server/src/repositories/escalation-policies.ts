@@ -1,0 +1,119 @@
+import type { Queryable } from '../db/database.ts';
+
+/** Whom one step pages. */
+export type PolicyTarget = { type: 'on_call' } | { type: 'user'; user_id: number } | { type: 'admins' };
+
+export interface PolicyStep {
+  /** Wait after the previous step (for the first: after the incident opened). */
+  delay_ms: number;
+  targets: PolicyTarget[];
+}
+
+/** What an escalation runs: also the snapshot stored with each escalation. */
+export interface PolicyDefinition {
+  name: string;
+  steps: PolicyStep[];
+  repeat: number;
+  repeat_delay_ms: number;
+  notify_on_resolve: boolean;
+}
+
+export interface EscalationPolicyRow extends PolicyDefinition {
+  id: number;
+  position: number;
+  is_default: boolean;
+  /** Alertmanager matcher strings, as given. */
+  matchers: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type EscalationPolicyFields = Omit<EscalationPolicyRow, 'id' | 'created_at' | 'updated_at'>;
+
+const COLUMNS = `id, name, position, is_default, matchers, steps, repeat, repeat_delay_ms, notify_on_resolve,
+  created_at, updated_at`;
+
+/** Every policy in routing order (position, then id). */
+export async function listPolicies(db: Queryable): Promise<EscalationPolicyRow[]> {
+  const result = await db.query<EscalationPolicyRow>(
+    `SELECT ${COLUMNS} FROM escalation_policies ORDER BY position, id`,
+  );
+  return result.rows;
+}
+
+export async function findPolicyById(db: Queryable, id: number): Promise<EscalationPolicyRow | undefined> {
+  const result = await db.query<EscalationPolicyRow>(
+    `SELECT ${COLUMNS} FROM escalation_policies WHERE id = $1`,
+    [id],
+  );
+  return result.rows[0];
+}
+
+/** The position after the last policy. */
+export async function nextPolicyPosition(db: Queryable): Promise<number> {
+  const result = await db.query<{ next: number }>(
+    `SELECT COALESCE(MAX(position), 0) + 1 AS next FROM escalation_policies`,
+  );
+  return result.rows[0]!.next;
+}
+
+/** Inserts a policy; a taken name or a second default violates a unique index. */
+export async function insertPolicy(
+  tx: Queryable,
+  fields: EscalationPolicyFields,
+  now: Date,
+): Promise<EscalationPolicyRow> {
+  const result = await tx.query<EscalationPolicyRow>(
+    `INSERT INTO escalation_policies
+       (name, position, is_default, matchers, steps, repeat, repeat_delay_ms, notify_on_resolve, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING ${COLUMNS}`,
+    [
+      fields.name,
+      fields.position,
+      fields.is_default,
+      JSON.stringify(fields.matchers),
+      JSON.stringify(fields.steps),
+      fields.repeat,
+      fields.repeat_delay_ms,
+      fields.notify_on_resolve,
+      now,
+    ],
+  );
+  return result.rows[0]!;
+}
+
+/** Replaces a policy's fields; undefined when there is no such policy. */
+export async function updatePolicy(
+  tx: Queryable,
+  id: number,
+  fields: EscalationPolicyFields,
+  now: Date,
+): Promise<EscalationPolicyRow | undefined> {
+  const result = await tx.query<EscalationPolicyRow>(
+    `UPDATE escalation_policies
+        SET name = $2, position = $3, is_default = $4, matchers = $5, steps = $6, repeat = $7,
+            repeat_delay_ms = $8, notify_on_resolve = $9, updated_at = $10
+      WHERE id = $1 RETURNING ${COLUMNS}`,
+    [
+      id,
+      fields.name,
+      fields.position,
+      fields.is_default,
+      JSON.stringify(fields.matchers),
+      JSON.stringify(fields.steps),
+      fields.repeat,
+      fields.repeat_delay_ms,
+      fields.notify_on_resolve,
+      now,
+    ],
+  );
+  return result.rows[0];
+}
+
+export async function deletePolicy(tx: Queryable, id: number): Promise<EscalationPolicyRow | undefined> {
+  const result = await tx.query<EscalationPolicyRow>(
+    `DELETE FROM escalation_policies WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id],
+  );
+  return result.rows[0];
+}

@@ -1,0 +1,105 @@
+import type { Queryable } from '../db/database.ts';
+import type { PolicyDefinition } from './escalation-policies.ts';
+
+export type EscalationState = 'active' | 'paused' | 'stopped' | 'finished';
+
+export interface EscalationRow {
+  incident_id: number;
+  policy_id: number | null;
+  policy: PolicyDefinition;
+  state: EscalationState;
+  round: number;
+  step: number;
+  repeat: number;
+  due_at: Date | null;
+  updates: number;
+  labels: Record<string, string>;
+  updated_at: Date;
+}
+
+const COLUMNS =
+  'incident_id, policy_id, policy, state, round, step, repeat, due_at, updates, labels, updated_at';
+
+/** Starts paging for an incident, due at once; does nothing when it already has an escalation. */
+export async function insertEscalation(
+  tx: Queryable,
+  escalation: {
+    incident_id: number;
+    policy_id: number | null;
+    policy: PolicyDefinition;
+    labels: Record<string, string>;
+  },
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO escalations (incident_id, policy_id, policy, labels, state, due_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'active', $5, $5) ON CONFLICT (incident_id) DO NOTHING`,
+    [
+      escalation.incident_id,
+      escalation.policy_id,
+      JSON.stringify(escalation.policy),
+      JSON.stringify(escalation.labels),
+      now,
+    ],
+  );
+}
+
+/** The incident's escalation, locked. Lock the incident first (the order every writer keeps). */
+export async function lockEscalation(tx: Queryable, incidentId: number): Promise<EscalationRow | undefined> {
+  const result = await tx.query<EscalationRow>(
+    `SELECT ${COLUMNS} FROM escalations WHERE incident_id = $1 FOR UPDATE`,
+    [incidentId],
+  );
+  return result.rows[0];
+}
+
+export interface EscalationChanges {
+  state?: EscalationState;
+  round?: number;
+  step?: number;
+  repeat?: number;
+  due_at?: Date | null;
+  updates?: number;
+}
+
+const CHANGEABLE: readonly (keyof EscalationChanges)[] = [
+  'state',
+  'round',
+  'step',
+  'repeat',
+  'due_at',
+  'updates',
+];
+
+export async function updateEscalation(
+  tx: Queryable,
+  incidentId: number,
+  changes: EscalationChanges,
+  now: Date,
+): Promise<void> {
+  const columns = CHANGEABLE.filter((column) => column in changes);
+  const assignments = columns.map((column, index) => `${column} = $${index + 3}`);
+  await tx.query(
+    `UPDATE escalations SET ${['updated_at = $2', ...assignments].join(', ')} WHERE incident_id = $1`,
+    [incidentId, now, ...columns.map((column) => changes[column])],
+  );
+}
+
+/**
+ * Incidents whose escalation is due, oldest due first, leaving out `skip`
+ * (already looked at in this pass); unlocked: the worker locks each in turn.
+ */
+export async function dueEscalations(
+  db: Queryable,
+  now: Date,
+  skip: readonly number[],
+  limit: number,
+): Promise<number[]> {
+  const result = await db.query<{ incident_id: number }>(
+    `SELECT incident_id FROM escalations
+      WHERE due_at <= $1 AND NOT (incident_id = ANY($2::bigint[]))
+      ORDER BY due_at LIMIT $3`,
+    [now, skip, limit],
+  );
+  return result.rows.map((row) => row.incident_id);
+}

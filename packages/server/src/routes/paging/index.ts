@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { PagingService } from '../../services/paging/paging.ts';
+import {
+  CapabilityAcknowledgeResultSchema,
+  CapabilityAcknowledgeSchema,
+  ErrorSchema,
+  PagingReadinessSchema,
+} from './wire.ts';
+import { principalOf } from '../../http/authentication.ts';
+import { access } from '../../http/route-auth.ts';
+
+/**
+ * `POST /api/paging/acknowledge`: the request behind a page's Acknowledge
+ * button. Public as far as API keys go: the capability in the body is the
+ * credential, and the service verifies it (signature, expiry, incident,
+ * person, action).
+ */
+export function pagingRoutes(paging: PagingService) {
+  return async (plain: FastifyInstance): Promise<void> => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
+    app.post(
+      '/api/paging/acknowledge',
+      {
+        config: { auth: access.public },
+        schema: {
+          tags: ['paging'],
+          summary: "Acknowledge with a page's capability (the ntfy Acknowledge button)",
+          description:
+            'Authenticated by the capability in the body, not an API key. Pressing twice is harmless: ' +
+            '"already acknowledged". 403 for an altered or expired capability, 409 for a resolved incident.',
+          security: [],
+          body: CapabilityAcknowledgeSchema,
+          response: {
+            200: CapabilityAcknowledgeResultSchema,
+            400: ErrorSchema,
+            403: ErrorSchema,
+            404: ErrorSchema,
+            409: ErrorSchema,
+          },
+        },
+      },
+      async (request) => paging.acknowledgeWithCapability(request.body.token),
+    );
+
+    app.get(
+      '/api/paging/me',
+      {
+        config: { auth: access.signedIn },
+        schema: {
+          tags: ['paging'],
+          summary:
+            'Can the caller be paged? A warning when they are on call without a working contact method',
+          response: { 200: PagingReadinessSchema },
+        },
+      },
+      async (request) => paging.readiness(principalOf(request).userId),
+    );
+  };
+}

@@ -1,0 +1,61 @@
+import { readSignedValue, signValue } from '../../auth/signed-values.ts';
+
+/**
+ * The capability inside a page's Acknowledge button or link: it lets whoever
+ * holds it do ONE thing (acknowledge one incident as one person) until it
+ * expires, and nothing else; it is not the person's API key. It is signed
+ * with the instance secret `paging_capability` (migration 0700), so it
+ * cannot be forged or altered. Anyone who can read the message can use it;
+ * the README says so and how to close that (ntfy access tokens, a private
+ * ntfy server).
+ */
+export interface Capability {
+  action: 'acknowledge';
+  incidentId: number;
+  userId: number;
+  expiresAt: Date;
+}
+
+interface CapabilityWire {
+  v: 1;
+  a: 'acknowledge';
+  i: number;
+  u: number;
+  /** Expiry, seconds since the epoch. */
+  e: number;
+}
+
+/** @example issueCapability({ action: 'acknowledge', incidentId: 7, userId: 3, expiresAt }, key) // "eyJ2Ijo….mac" */
+export function issueCapability(capability: Capability, key: string): string {
+  const wire: CapabilityWire = {
+    v: 1,
+    a: capability.action,
+    i: capability.incidentId,
+    u: capability.userId,
+    e: Math.floor(capability.expiresAt.getTime() / 1000),
+  };
+  return signValue(wire, key);
+}
+
+/** The capability in `token`, or why it is not good: `invalid` (forged, altered, malformed) or `expired`. */
+export function readCapability(
+  token: string,
+  key: string,
+  now: Date,
+): { capability: Capability } | { problem: 'invalid' | 'expired' } {
+  const value = readSignedValue(token, key) as Partial<CapabilityWire> | undefined;
+  if (
+    value === undefined ||
+    value === null ||
+    value.v !== 1 ||
+    value.a !== 'acknowledge' ||
+    !Number.isInteger(value.i) ||
+    !Number.isInteger(value.u) ||
+    !Number.isInteger(value.e)
+  ) {
+    return { problem: 'invalid' };
+  }
+  const expiresAt = new Date(value.e! * 1000);
+  if (expiresAt <= now) return { problem: 'expired' };
+  return { capability: { action: 'acknowledge', incidentId: value.i!, userId: value.u!, expiresAt } };
+}

@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../../config.ts';
+import { parseDuration } from '../../duration.ts';
+
+/** Paging's part of the configuration (README, "Paging"). */
+export interface PagingConfig {
+  /** Base URL of the ntfy server; messages are published to it as JSON. */
+  ntfyUrl: string;
+  /** ntfy access token (sent as `Authorization: Bearer`), if any. */
+  ntfyToken: string | undefined;
+  /** How long one message is retried before it counts as failed and the escalation moves on. */
+  retryBudgetMs: number;
+  /** How often each replica looks for due escalation steps and messages. */
+  pollIntervalMs: number;
+  /** How long an Acknowledge button or link stays good. */
+  capabilityTtlMs: number;
+  /** More pages than this to one person within a minute are folded into one summary page. */
+  stormLimitPerMinute: number;
+  /** Email over SMTP; undefined: email contact methods are unavailable. */
+  smtp: SmtpConfig | undefined;
+}
+
+export interface SmtpConfig {
+  /** `smtp://` or `smtps://user:pass@host:port`. */
+  url: string;
+  /** The From address of every message. */
+  from: string;
+  /** From TERDUT_SMTP_PASSWORD_FILE; replaces the URL's password. */
+  password: string | undefined;
+}
+
+/** Reads the TERDUT_NTFY_* and TERDUT_PAGING_* variables; throws ConfigError naming the bad one. */
+export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
+  const text = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const duration = (name: string, fallback: string, minimumMs: number): number => {
+    const raw = text(name) ?? fallback;
+    const ms = parseDuration(raw, { allowDays: true });
+    if (ms === undefined || ms < minimumMs) {
+      throw new ConfigError(
+        `${name}="${raw}" is not a duration of at least ${minimumMs} ms; use forms like 500ms, 30s, 10m`,
+      );
+    }
+    return ms;
+  };
+
+  const ntfyUrl = (text('TERDUT_NTFY_URL') ?? 'https://ntfy.sh').replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]+/.test(ntfyUrl)) {
+    throw new ConfigError(
+      `TERDUT_NTFY_URL="${ntfyUrl}" must be an http(s) URL such as https://ntfy.example.com`,
+    );
+  }
+  let ntfyToken = text('TERDUT_NTFY_TOKEN');
+  const tokenFile = text('TERDUT_NTFY_TOKEN_FILE');
+  if (tokenFile !== undefined) {
+    if (ntfyToken !== undefined)
+      throw new ConfigError('set only one of TERDUT_NTFY_TOKEN and TERDUT_NTFY_TOKEN_FILE');
+    try {
+      ntfyToken = readFileSync(tokenFile, 'utf8').trim();
+    } catch (error) {
+      throw new ConfigError(
+        `TERDUT_NTFY_TOKEN_FILE="${tokenFile}" cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); ` +
+          'point it at a readable file holding the ntfy access token',
+      );
+    }
+    if (ntfyToken === '') throw new ConfigError(`TERDUT_NTFY_TOKEN_FILE="${tokenFile}" is empty`);
+  }
+  let smtp: SmtpConfig | undefined;
+  const smtpUrl = text('TERDUT_SMTP_URL');
+  if (smtpUrl !== undefined) {
+    if (!/^smtps?:\/\/[^/]+/.test(smtpUrl)) {
+      throw new ConfigError(
+        'TERDUT_SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:pass@mail.example.com:465',
+      );
+    }
+    const from = text('TERDUT_SMTP_FROM');
+    if (from === undefined) {
+      throw new ConfigError(
+        'TERDUT_SMTP_FROM is required with TERDUT_SMTP_URL; set it to an address like terdut@example.com',
+      );
+    }
+    const passwordFile = text('TERDUT_SMTP_PASSWORD_FILE');
+    let password: string | undefined;
+    if (passwordFile !== undefined) {
+      try {
+        password = readFileSync(passwordFile, 'utf8').trim();
+      } catch (error) {
+        throw new ConfigError(
+          `TERDUT_SMTP_PASSWORD_FILE="${passwordFile}" cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); ` +
+            'point it at a readable file holding the SMTP password',
+        );
+      }
+    }
+    smtp = { url: smtpUrl, from, password };
+  }
+  const stormText = text('TERDUT_PAGING_STORM_LIMIT') ?? '10';
+  const stormLimitPerMinute = Number(stormText);
+  if (!Number.isInteger(stormLimitPerMinute) || stormLimitPerMinute < 1) {
+    throw new ConfigError(
+      `TERDUT_PAGING_STORM_LIMIT="${stormText}" is not a whole number of at least 1 (pages per person per minute)`,
+    );
+  }
+  return {
+    stormLimitPerMinute,
+    smtp,
+    ntfyUrl,
+    ntfyToken,
+    retryBudgetMs: duration('TERDUT_PAGING_RETRY_BUDGET', '10m', 1_000),
+    pollIntervalMs: duration('TERDUT_PAGING_POLL_INTERVAL', '1s', 50),
+    capabilityTtlMs: duration('TERDUT_PAGING_ACTION_TTL', '24h', 60_000),
+  };
+}

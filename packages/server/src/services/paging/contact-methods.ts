@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../../db/database.ts';
+import type { Clock } from '../../clock.ts';
+import { requireSelfOrAdmin, type Principal } from '../../auth/principal.ts';
+import { badRequest, notFound } from '../../errors.ts';
+import {
+  deleteContactMethod,
+  findContactMethod,
+  insertContactMethod,
+  listContactMethods,
+  setContactMethodEnabled,
+  type ContactMethodKind,
+  type ContactMethodRow,
+} from '../../repositories/contact-methods.ts';
+import { findPageablePeople, type PageablePerson } from '../../repositories/paging-people.ts';
+import { parseEmail, parseNtfyTopic } from '../user-fields.ts';
+import type { PagingConfig } from './config.ts';
+import type { PagingService } from './paging.ts';
+
+export interface ContactMethodInput {
+  kind: ContactMethodKind;
+  name?: string;
+  /** ntfy: the topic; webhook: the URL; email: the address. */
+  target: string;
+  /** webhook only; generated when absent. */
+  secret?: string;
+  enabled?: boolean;
+}
+
+const MAX_METHODS_PER_PERSON = 20;
+
+/** A person's ways of being paged: their own for members, anyone's for admins. */
+export class ContactMethodService {
+  readonly #db: Database;
+  readonly #clock: Clock;
+  readonly #paging: PagingService;
+  readonly #emailConfigured: boolean;
+
+  constructor(deps: { db: Database; clock: Clock; paging: PagingService; config: { paging: PagingConfig } }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+    this.#paging = deps.paging;
+    this.#emailConfigured = deps.config.paging.smtp !== undefined;
+  }
+
+  async list(principal: Principal, userId: number): Promise<ContactMethodRow[]> {
+    requireSelfOrAdmin(principal, userId, 'read contact methods');
+    await this.#person(userId);
+    return listContactMethods(this.#db, userId);
+  }
+
+  /** Adds a method. A webhook without a secret gets a generated one, returned in this answer only. */
+  async create(principal: Principal, userId: number, input: ContactMethodInput): Promise<ContactMethodRow> {
+    requireSelfOrAdmin(principal, userId, 'add contact methods');
+    await this.#person(userId);
+    const name = (input.name ?? '').trim();
+    if (name.length > 100) throw badRequest('field "name" must be at most 100 characters');
+    let target: string;
+    let secret: string | null = null;
+    if (input.kind === 'ntfy') {
+      const topic = parseNtfyTopic(input.target, 'target');
+      if (topic === null) throw badRequest('field "target" must be an ntfy topic');
+      target = topic;
+      if (input.secret !== undefined) throw badRequest('field "secret" is only for webhook methods');
+    } else if (input.kind === 'email') {
+      if (!this.#emailConfigured) {
+        throw badRequest(
+          'field "kind": email is not configured on this server; an admin sets TERDUT_SMTP_URL',
+        );
+      }
+      if (input.secret !== undefined) throw badRequest('field "secret" is only for webhook methods');
+      target = parseEmail(input.target, 'target');
+    } else {
+      target = webhookUrl(input.target);
+      secret = input.secret ?? randomBytes(32).toString('hex');
+      if (secret.length < 16) throw badRequest('field "secret" must be at least 16 characters');
+    }
+    if ((await listContactMethods(this.#db, userId)).length >= MAX_METHODS_PER_PERSON) {
+      throw badRequest(
+        `a person may have at most ${MAX_METHODS_PER_PERSON} contact methods; delete one first`,
+      );
+    }
+    return insertContactMethod(
+      this.#db,
+      { user_id: userId, kind: input.kind, name, target, secret, enabled: input.enabled ?? true },
+      this.#clock.now(),
+    );
+  }
+
+  /** Switches a method on or off (a method that is off is not paged). */
+  async setEnabled(
+    principal: Principal,
+    userId: number,
+    id: number,
+    enabled: boolean,
+  ): Promise<ContactMethodRow> {
+    requireSelfOrAdmin(principal, userId, 'change contact methods');
+    const method = await setContactMethodEnabled(this.#db, userId, id, enabled);
+    if (method === undefined) throw notFound(`contact method ${id} of user ${userId}`);
+    return method;
+  }
+
+  async delete(principal: Principal, userId: number, id: number): Promise<void> {
+    requireSelfOrAdmin(principal, userId, 'delete contact methods');
+    if (!(await deleteContactMethod(this.#db, userId, id)))
+      throw notFound(`contact method ${id} of user ${userId}`);
+  }
+
+  /** Sends a test message now and reports what the provider answered. */
+  async test(
+    principal: Principal,
+    userId: number,
+    id: number,
+  ): Promise<{ delivered: boolean; answer: string; message_id?: string }> {
+    requireSelfOrAdmin(principal, userId, 'test contact methods');
+    const person = await this.#person(userId);
+    const method = await findContactMethod(this.#db, userId, id);
+    if (method === undefined) throw notFound(`contact method ${id} of user ${userId}`);
+    return this.#paging.sendTest(person, method);
+  }
+
+  async #person(userId: number): Promise<PageablePerson> {
+    const [person] = await findPageablePeople(this.#db, [userId]);
+    if (person === undefined) throw notFound(`user ${userId}`);
+    return person;
+  }
+}
+
+function webhookUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw badRequest('field "target" must be the webhook\'s absolute http(s) URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw badRequest('field "target" must be an http(s) URL');
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw badRequest('field "target" must not carry credentials; the signature authenticates terdut');
+  }
+  return url.toString();
+}

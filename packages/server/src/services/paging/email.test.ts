@@ -1,0 +1,153 @@
+/**
+ * Email pages against a real SMTP server in-process (smtp-server): headers,
+ * text and HTML parts, the links; the acknowledge link opens a confirmation
+ * page whose GET changes nothing, and whose button acknowledges.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  testConfig,
+  type TestApp,
+  type TestUser,
+  firingAlert,
+  notification,
+  startSmtpSink,
+  type SmtpSink,
+} from '@terdut/test-support';
+
+const PUBLIC_URL = 'https://terdut.example.com';
+
+forEachDatabase('email pages', (database) => {
+  let server: TestApp;
+  let smtp: SmtpSink;
+  let admin: TestUser;
+  let erin: TestUser;
+  const clock = new ManualClock('2026-12-03T09:00:00Z');
+
+  before(async () => {
+    smtp = await startSmtpSink({ user: 'terdut', password: 'smtp-pass' });
+    server = await startTestApp(database(), {
+      clock,
+      config: testConfig({
+        TERDUT_PUBLIC_URL: PUBLIC_URL,
+        TERDUT_SMTP_URL: smtp.url,
+        TERDUT_SMTP_FROM: 'terdut <pager@example.com>',
+      }),
+    });
+    admin = await server.createUser('mail-admin', 'admin');
+    erin = await server.createUser('erin');
+    await server.request({
+      method: 'POST',
+      url: '/api/schedule',
+      as: admin,
+      payload: { user_id: erin.id, dates: ['2026-12-03'] },
+    });
+    const method = await server.request({
+      method: 'POST',
+      url: `/api/users/${erin.id}/contact-methods`,
+      as: erin,
+      payload: { kind: 'email', target: 'erin@example.com' },
+    });
+    assert.equal(method.status, 201, JSON.stringify(method.body));
+  });
+  after(async () => {
+    await server.close();
+    await smtp.close();
+  });
+
+  test('the person on call gets an email with text and HTML, the incident link and an acknowledge link', async () => {
+    const payload = notification({
+      groupKey: 'mail-1',
+      alerts: [
+        firingAlert({ name: 'MailTest', severity: 'warning', annotations: { summary: 'queue <stuck>' } }),
+      ],
+    });
+    const opened = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      payload,
+      as: admin,
+    });
+    const id = opened.body.incident_id as number;
+    await server.app.services.paging.runOnce();
+    assert.equal(smtp.messages.length, 1);
+    const mail = smtp.messages[0]!;
+    assert.equal(mail.subject, 'queue <stuck>');
+    assert.equal(mail.from?.value[0]?.address, 'pager@example.com');
+    assert.equal((mail.to as { text: string }).text, 'erin@example.com');
+    assert.match(mail.text ?? '', /1 alert firing: MailTest/);
+    assert.match(mail.text ?? '', new RegExp(`Open the incident: ${PUBLIC_URL}/incidents/${id}`));
+    const ackLink = /Acknowledge: (\S+)/.exec(mail.text ?? '')?.[1];
+    assert.ok(ackLink?.startsWith(`${PUBLIC_URL}/paging/acknowledge?token=`));
+    assert.ok(
+      typeof mail.html === 'string' && mail.html.includes('queue &#60;stuck&#62;'),
+      'HTML escapes the title',
+    );
+    assert.ok(mail.html.includes(`href="${PUBLIC_URL}/incidents/${id}"`));
+    const notified = (
+      await server.request({ method: 'GET', url: `/api/incidents/${id}/timeline`, as: admin })
+    ).body.find((event: { type: string }) => event.type === 'notified');
+    assert.match(notified.detail, /email to erin@example.com, step 1; message id </);
+
+    // A mail scanner fetches the link: a confirmation page, nothing changes.
+    const path = ackLink!.slice(PUBLIC_URL.length);
+    for (let i = 0; i < 2; i++) {
+      const page = await server.request({ method: 'GET', url: path });
+      assert.equal(page.status, 200);
+      assert.match(String(page.headers['content-type']), /text\/html/);
+      assert.match(page.body, /Acknowledge this incident\?/);
+      assert.match(page.body, /<form method="post" action="\/paging\/acknowledge">/);
+      assert.doesNotMatch(page.body, /<script/);
+    }
+    const still = await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin });
+    assert.equal(still.body.status, 'triggered');
+
+    // The person presses the button: the form posts the token.
+    const token = new URL(ackLink!).searchParams.get('token')!;
+    const pressed = await server.request({
+      method: 'POST',
+      url: '/paging/acknowledge',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ token }).toString(),
+    });
+    assert.equal(pressed.status, 200);
+    assert.match(pressed.body, /Acknowledged/);
+    const acked = await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin });
+    assert.equal(acked.body.status, 'acknowledged');
+    assert.equal(acked.body.acknowledged_by, 'erin');
+    const again = await server.request({
+      method: 'POST',
+      url: '/paging/acknowledge',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ token }).toString(),
+    });
+    assert.match(again.body, /Already acknowledged/);
+  });
+
+  test("an altered link shows a 403 page; a refused address fails at once with the server's answer", async () => {
+    const bad = await server.request({ method: 'GET', url: '/paging/acknowledge?token=abc.def' });
+    assert.equal(bad.status, 403);
+    assert.match(bad.body, /not valid/);
+
+    smtp.refuse('erin@example.com');
+    const payload = notification({ groupKey: 'mail-2', alerts: [firingAlert({ name: 'MailRefused' })] });
+    const opened = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      payload,
+      as: admin,
+    });
+    await server.app.services.paging.runOnce();
+    const failed = (
+      await server.request({
+        method: 'GET',
+        url: `/api/incidents/${opened.body.incident_id}/timeline`,
+        as: admin,
+      })
+    ).body.find((event: { type: string }) => event.type === 'notification_failed');
+    assert.match(failed?.detail ?? '', /email to erin@example.com, step 1: SMTP server .* answered 550/);
+  });
+});

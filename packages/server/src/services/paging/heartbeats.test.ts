@@ -1,0 +1,153 @@
+/**
+ * Heartbeats: the Watchdog alert refreshes one and opens no incident; a
+ * heartbeat not refreshed within interval + grace opens an incident that
+ * pages; a ping (or the Watchdog again) resolves it. Time moves by hand.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  testConfig,
+  type TestApp,
+  type TestUser,
+  firingAlert,
+  notification,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '@terdut/test-support';
+
+const MINUTE = 60_000;
+
+forEachDatabase('heartbeats', (database) => {
+  let server: TestApp;
+  let receiver: WebhookReceiver;
+  let admin: TestUser;
+  let hana: TestUser;
+  const clock = new ManualClock('2026-12-03T10:00:00Z');
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+    server = await startTestApp(database(), { clock, config: testConfig() });
+    admin = await server.createUser('hb-admin', 'admin');
+    hana = await server.createUser('hana');
+    await server.request({
+      method: 'POST',
+      url: '/api/schedule',
+      as: admin,
+      payload: { user_id: hana.id, dates: ['2026-12-03'] },
+    });
+    await server.request({
+      method: 'POST',
+      url: `/api/users/${hana.id}/contact-methods`,
+      as: hana,
+      payload: { kind: 'webhook', target: receiver.url },
+    });
+  });
+  after(async () => {
+    await server.close();
+    await receiver.close();
+  });
+
+  const incidentsOf = async (group: string) =>
+    (
+      await database().query<{ id: number; status: string; title: string }>(
+        'SELECT id, status, title FROM incidents WHERE group_key = $1 ORDER BY id',
+        [group],
+      )
+    ).rows;
+
+  test('the Watchdog refreshes its heartbeat and opens nothing; silence opens an incident that pages; a ping resolves it', async () => {
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/heartbeats',
+      as: admin,
+      payload: { name: 'prometheus', interval: '5m', grace: '1m', matchers: ['alertname="Watchdog"'] },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.interval, '5m');
+    const id = created.body.id as number;
+    const group = `heartbeat:${id}`;
+
+    clock.advance(4 * MINUTE);
+    const watchdog = notification({
+      groupKey: '{}:{alertname="Watchdog"}',
+      alerts: [firingAlert({ name: 'Watchdog', severity: 'none' })],
+    });
+    const received = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      payload: watchdog,
+      as: admin,
+    });
+    assert.equal(received.status, 200);
+    assert.equal(
+      (await incidentsOf('{}:{alertname="Watchdog"}')).length,
+      0,
+      'the Watchdog opens no incident',
+    );
+    const list = await server.request({ method: 'GET', url: '/api/heartbeats', as: hana });
+    assert.equal(list.body[0].last_seen_at, '2026-12-03T10:04:00.000Z');
+
+    // 10:04 + 5m + 1m: still fine at 10:09:59, missed at 10:10:01.
+    clock.set('2026-12-03T10:09:59Z');
+    assert.equal(await server.app.services.heartbeats.sweep(), 0);
+    clock.set('2026-12-03T10:10:01Z');
+    assert.equal(await server.app.services.heartbeats.sweep(), 1);
+    assert.equal(
+      await server.app.services.heartbeats.sweep(),
+      0,
+      'one incident, however often the sweep runs',
+    );
+    const [incident] = await incidentsOf(group);
+    assert.equal(incident?.title, 'Heartbeat prometheus missed since 2026-12-03T10:09:00.000Z');
+    await server.app.services.paging.runOnce();
+    assert.equal(
+      receiver.received.filter((hook) => hook.body?.incident?.id === incident.id).length,
+      1,
+      'it pages',
+    );
+
+    const ping = await server.request({ method: 'POST', url: `/api/heartbeats/${id}/ping`, as: hana });
+    assert.equal(ping.status, 200);
+    assert.equal((await incidentsOf(group))[0]?.status, 'resolved');
+    const timeline = (
+      await server.request({ method: 'GET', url: `/api/incidents/${incident.id}/timeline`, as: admin })
+    ).body;
+    assert.ok(
+      timeline.some(
+        (event: { type: string; detail?: string }) =>
+          event.type === 'resolved' && /returned/.test(event.detail ?? ''),
+      ),
+    );
+  });
+
+  test('heartbeats are validated and admin-only to define; an unknown one cannot be pinged', async () => {
+    const byMember = await server.request({
+      method: 'POST',
+      url: '/api/heartbeats',
+      as: hana,
+      payload: { name: 'x', interval: '5m' },
+    });
+    assert.equal(byMember.status, 403);
+    const tooShort = await server.request({
+      method: 'POST',
+      url: '/api/heartbeats',
+      as: admin,
+      payload: { name: 'x', interval: '10s' },
+    });
+    assert.equal(tooShort.status, 400);
+    assert.match(tooShort.body.error, /"interval" must be a Go-style duration of at least 30s/);
+    const badMatcher = await server.request({
+      method: 'POST',
+      url: '/api/heartbeats',
+      as: admin,
+      payload: { name: 'x', interval: '5m', matchers: ['Watchdog'] },
+    });
+    assert.equal(badMatcher.status, 400);
+    assert.match(badMatcher.body.error, /"matchers.0"/);
+    const unknown = await server.request({ method: 'POST', url: '/api/heartbeats/999999/ping', as: hana });
+    assert.equal(unknown.status, 404);
+  });
+});

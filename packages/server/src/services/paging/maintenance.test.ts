@@ -1,0 +1,170 @@
+/**
+ * Maintenance windows hold paging for matching incidents, and at the end
+ * whatever is still open and unacknowledged pages from step 1. Pages go to a
+ * real webhook receiver on loopback; time moves by hand.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  testConfig,
+  type TestApp,
+  type TestUser,
+  firingAlert,
+  notification,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '@terdut/test-support';
+
+const MINUTE = 60_000;
+
+forEachDatabase('maintenance windows', (database) => {
+  let server: TestApp;
+  let receiver: WebhookReceiver;
+  let admin: TestUser;
+  let gina: TestUser;
+  const clock = new ManualClock('2026-12-03T22:00:00Z');
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+    server = await startTestApp(database(), { clock, config: testConfig() });
+    admin = await server.createUser('mw-admin', 'admin');
+    gina = await server.createUser('gina');
+    await server.request({
+      method: 'POST',
+      url: '/api/schedule',
+      as: admin,
+      payload: { user_id: gina.id, dates: ['2026-12-03'] },
+    });
+    await server.request({
+      method: 'POST',
+      url: `/api/users/${gina.id}/contact-methods`,
+      as: gina,
+      payload: { kind: 'webhook', target: receiver.url },
+    });
+  });
+  after(async () => {
+    await server.close();
+    await receiver.close();
+  });
+
+  const pass = () => server.app.services.paging.runOnce();
+  const open = async (group: string, labels: Record<string, string>) => {
+    const payload = notification({ groupKey: group, alerts: [firingAlert({ name: group, labels })] });
+    const response = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      payload,
+      as: admin,
+    });
+    return response.body.incident_id as number;
+  };
+  const pages = (id: number) => receiver.received.filter((hook) => hook.body?.incident?.id === id).length;
+
+  test('a matching incident pages nobody during the window, a running escalation waits, and both page at its end', async () => {
+    const running = await open('mw-running', { team: 'db' });
+    await pass();
+    assert.equal(pages(running), 1);
+
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/maintenance-windows',
+      as: admin,
+      payload: {
+        starts_at: '2026-12-03T22:01:00Z',
+        ends_at: '2026-12-03T22:31:00Z',
+        matchers: ['team="db"'],
+        reason: 'database upgrade',
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    clock.advance(2 * MINUTE);
+
+    const during = await open('mw-during', { team: 'db' });
+    const other = await open('mw-other', { team: 'web' });
+    await pass();
+    assert.equal(pages(during), 0, 'recorded, not paged');
+    assert.equal(pages(other), 1, 'other incidents page as usual');
+    const held = (
+      await server.request({ method: 'GET', url: `/api/incidents/${during}/timeline`, as: admin })
+    ).body;
+    assert.match(
+      held.find((event: { type: string }) => event.type === 'paging_held').detail,
+      /maintenance window \d+ until 2026-12-03T22:31:00.000Z: database upgrade/,
+    );
+
+    // The running one's step 2 (admins, due at 22:10) waits too.
+    clock.advance(10 * MINUTE);
+    await pass();
+    const runningTimeline = (
+      await server.request({ method: 'GET', url: `/api/incidents/${running}/timeline`, as: admin })
+    ).body;
+    assert.ok(runningTimeline.some((event: { type: string }) => event.type === 'paging_held'));
+    assert.ok(
+      !runningTimeline.some((event: { type: string; detail?: string }) => /step 2/.test(event.detail ?? '')),
+    );
+
+    clock.set('2026-12-03T22:31:01Z');
+    await pass();
+    assert.equal(pages(during), 1, 'paged at the end of the window');
+    assert.equal(pages(running), 2, 'the running escalation starts again at step 1');
+  });
+
+  test('windows are admin-only to change, readable by everyone, validated, and audited', async () => {
+    const byMember = await server.request({
+      method: 'POST',
+      url: '/api/maintenance-windows',
+      as: gina,
+      payload: { starts_at: '2026-12-04T00:00:00Z', ends_at: '2026-12-04T01:00:00Z', reason: 'x' },
+    });
+    assert.equal(byMember.status, 403);
+    const cases: [object, RegExp][] = [
+      [
+        { starts_at: 'tonight', ends_at: '2026-12-04T01:00:00Z', reason: 'x' },
+        /"starts_at" must be an RFC 3339 time/,
+      ],
+      [
+        { starts_at: '2026-12-04T02:00:00Z', ends_at: '2026-12-04T01:00:00Z', reason: 'x' },
+        /"ends_at" must be after/,
+      ],
+      [{ starts_at: '2026-12-04T00:00:00Z', ends_at: '2026-12-04T01:00:00Z', reason: ' ' }, /"reason"/],
+      [
+        {
+          starts_at: '2026-12-04T00:00:00Z',
+          ends_at: '2026-12-04T01:00:00Z',
+          reason: 'x',
+          matchers: ['=~x'],
+        },
+        /"matchers.0"/,
+      ],
+    ];
+    for (const [payload, error] of cases) {
+      const response = await server.request({
+        method: 'POST',
+        url: '/api/maintenance-windows',
+        as: admin,
+        payload,
+      });
+      assert.equal(response.status, 400, JSON.stringify(payload));
+      assert.match(response.body.error, error);
+    }
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/maintenance-windows',
+      as: admin,
+      payload: { starts_at: '2026-12-04T00:00:00Z', ends_at: '2026-12-04T01:00:00Z', reason: 'network work' },
+    });
+    const list = await server.request({ method: 'GET', url: '/api/maintenance-windows', as: gina });
+    assert.ok(list.body.some((window: { id: number }) => window.id === created.body.id));
+    const deleted = await server.request({
+      method: 'DELETE',
+      url: `/api/maintenance-windows/${created.body.id}`,
+      as: admin,
+    });
+    assert.equal(deleted.status, 204);
+    const audit = (await server.request({ method: 'GET', url: '/api/audit', as: admin })).body;
+    assert.ok(audit.some((entry: { action: string }) => entry.action === 'maintenance_window.deleted'));
+  });
+});

@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { matchesAll, parseMatcher } from './matchers.ts';
+
+test('the four Alertmanager operators, quoted and bare values', () => {
+  const labels = { severity: 'critical', team: 'web' };
+  const cases: [string, boolean][] = [
+    ['severity=critical', true],
+    ['severity="critical"', true],
+    ['severity!=critical', false],
+    ['severity=~"crit.*"', true],
+    ['severity=~"crit"', false], // anchored, as in Alertmanager
+    ['severity!~"warning|info"', true],
+    ['team = web', true],
+    ['missing=""', true], // an absent label matches like the empty string
+    ['missing!=""', false],
+    ['name="a \\"quoted\\" value"', false],
+  ];
+  for (const [text, expected] of cases) {
+    assert.equal(parseMatcher(text).matches(labels), expected, text);
+  }
+  assert.equal(parseMatcher('x="a \\"b\\""').value, 'a "b"');
+});
+
+test('every matcher must match; none matches everything', () => {
+  const matchers = ['severity=critical', 'team!~"db|storage"'].map(parseMatcher);
+  assert.equal(matchesAll(matchers, { severity: 'critical', team: 'web' }), true);
+  assert.equal(matchesAll(matchers, { severity: 'critical', team: 'db' }), false);
+  assert.equal(matchesAll([], {}), true);
+});
+
+test('malformed matchers say what is wrong', () => {
+  assert.throws(() => parseMatcher('severity'), /is not a matcher/);
+  assert.throws(() => parseMatcher('1abc=x'), /is not a matcher/);
+  assert.throws(() => parseMatcher('a=~"("'), /invalid regular expression/);
+  assert.throws(() => parseMatcher('a="open'), /no closing quote/);
+});

@@ -1,0 +1,192 @@
+import type { IncidentRow } from '../../repositories/incidents.ts';
+import type { AlertRow } from '../../repositories/alerts.ts';
+import type { PageMessage } from './providers.ts';
+
+/** What a message is about. */
+export interface MessageContext {
+  purpose: 'page' | 'resolved' | 'update' | 'summary' | 'test';
+  /** For a summary: the open incidents whose pages were folded into it. */
+  folded?: { id: number; title: string; severity: string | null }[];
+  incident?: IncidentRow;
+  alerts?: AlertRow[];
+  person: { id: number; username: string };
+  /** 1-based step and 0-based repeat pass, for pages. */
+  step?: number;
+  repeat?: number;
+  /** TERDUT_PUBLIC_URL without a trailing slash; undefined: no links, no actions. */
+  publicUrl: string | undefined;
+  /** A capability token for the Acknowledge action (pages only, with a public URL). */
+  acknowledgeToken?: string;
+}
+
+/** ntfy priority from the incident's severity: critical 5, high/error 4, warning 3, anything else 2. */
+export function priorityOf(severity: string | null | undefined): number {
+  switch ((severity ?? '').toLowerCase()) {
+    case 'critical':
+      return 5;
+    case 'high':
+    case 'error':
+      return 4;
+    case 'warning':
+      return 3;
+    default:
+      return 2;
+  }
+}
+
+const MAX_LISTED_ALERTS = 5;
+
+/** Composes the title, text, priority, links and the webhook body of one message. */
+export function composeMessage(context: MessageContext): PageMessage {
+  const { incident, person, publicUrl } = context;
+  if (context.purpose === 'summary') {
+    const folded = context.folded ?? [];
+    const listed = folded.slice(0, 20).map((entry) => `#${entry.id} ${entry.title}`);
+    const more = folded.length > 20 ? [`… and ${folded.length - 20} more`] : [];
+    const incidentsUrl = publicUrl === undefined ? undefined : `${publicUrl}/incidents`;
+    return {
+      title: `${folded.length} more incident${folded.length === 1 ? '' : 's'} for you`,
+      text: [`Too many pages at once; these were folded into this one:`, ...listed, ...more].join('\n'),
+      priority: Math.max(2, ...folded.map((entry) => priorityOf(entry.severity))),
+      tags: ['rotating_light', 'stack'],
+      ...(incidentsUrl !== undefined ? { incidentUrl: incidentsUrl } : {}),
+      webhookBody: {
+        version: '1',
+        event: 'summary',
+        incidents: folded.map((entry) => ({
+          id: entry.id,
+          title: entry.title,
+          severity: entry.severity,
+          ...(publicUrl !== undefined ? { url: `${publicUrl}/incidents/${entry.id}` } : {}),
+        })),
+        person: { id: person.id, username: person.username },
+      },
+    };
+  }
+  if (context.purpose === 'test' || incident === undefined) {
+    return {
+      title: 'terdut test message',
+      text: `This is a test page for ${person.username}. If you can read this, terdut can reach you here.`,
+      priority: 3,
+      tags: ['white_check_mark'],
+      webhookBody: { version: '1', event: 'test', person: { id: person.id, username: person.username } },
+    };
+  }
+  const firing = (context.alerts ?? []).filter((alert) => alert.status === 'firing');
+  const incidentUrl = publicUrl === undefined ? undefined : `${publicUrl}/incidents/${incident.id}`;
+  const acknowledgeUrl = publicUrl === undefined ? undefined : `${publicUrl}/api/paging/acknowledge`;
+  const acknowledgeBody =
+    context.acknowledgeToken === undefined ? undefined : JSON.stringify({ token: context.acknowledgeToken });
+
+  if (context.purpose === 'resolved') {
+    return {
+      title: `Resolved: ${incident.title}`,
+      text: `Incident #${incident.id} is resolved; paging for it has stopped.`,
+      priority: 2,
+      tags: ['white_check_mark'],
+      ...(incidentUrl !== undefined ? { incidentUrl } : {}),
+      webhookBody: webhookBody(context, incidentUrl, undefined, undefined),
+    };
+  }
+
+  if (context.purpose === 'update') {
+    const names = [...new Set(firing.map((alert) => alert.name || alert.fingerprint))];
+    return {
+      title: `Update: ${incident.title}`,
+      text:
+        `While you have incident #${incident.id} acknowledged, a new alert joined it` +
+        `${incident.severity ? ` (severity now ${incident.severity})` : ''}. ` +
+        `${firing.length} alert${firing.length === 1 ? '' : 's'} firing: ${names.join(', ')}`,
+      priority: Math.min(priorityOf(incident.severity), 3),
+      tags: ['information_source'],
+      ...(incidentUrl !== undefined ? { incidentUrl } : {}),
+      webhookBody: webhookBody(context, incidentUrl, undefined, firing),
+    };
+  }
+
+  const lines: string[] = [];
+  const count = firing.length;
+  const names = [...new Set(firing.map((alert) => alert.name || alert.fingerprint))];
+  lines.push(
+    count === 0
+      ? 'No alert is firing right now.'
+      : `${count} alert${count === 1 ? '' : 's'} firing: ${names.join(', ')}`,
+  );
+  for (const alert of firing.slice(0, MAX_LISTED_ALERTS)) {
+    const about = alert.annotations.summary ?? alert.annotations.description;
+    const instance = alert.labels.instance;
+    const parts = [
+      alert.name || alert.fingerprint,
+      instance ? `on ${instance}` : '',
+      about ? `: ${about}` : '',
+    ];
+    lines.push(
+      `- ${parts
+        .filter((part) => part !== '')
+        .join(' ')
+        .replace(' :', ':')}`,
+    );
+  }
+  if (firing.length > MAX_LISTED_ALERTS) lines.push(`… and ${firing.length - MAX_LISTED_ALERTS} more`);
+  const acknowledge =
+    acknowledgeUrl !== undefined && acknowledgeBody !== undefined
+      ? {
+          url: acknowledgeUrl,
+          method: 'POST' as const,
+          headers: { 'content-type': 'application/json' },
+          body: acknowledgeBody,
+        }
+      : undefined;
+  return {
+    title: incident.title,
+    text: lines.join('\n'),
+    priority: priorityOf(incident.severity),
+    tags: ['rotating_light', ...(incident.severity ? [incident.severity] : [])],
+    ...(incidentUrl !== undefined ? { incidentUrl } : {}),
+    ...(acknowledge !== undefined ? { acknowledge } : {}),
+    ...(acknowledge !== undefined
+      ? {
+          acknowledgePage: `${publicUrl}/paging/acknowledge?token=${encodeURIComponent(context.acknowledgeToken!)}`,
+        }
+      : {}),
+    webhookBody: webhookBody(context, incidentUrl, acknowledge, firing),
+  };
+}
+
+/** The outgoing webhook's JSON body, documented in the README ("Outgoing webhook"). */
+function webhookBody(
+  context: MessageContext,
+  incidentUrl: string | undefined,
+  acknowledge: PageMessage['acknowledge'],
+  firing: AlertRow[] | undefined,
+): Record<string, unknown> {
+  const incident = context.incident!;
+  return {
+    version: '1',
+    event: context.purpose,
+    incident: {
+      id: incident.id,
+      group_key: incident.group_key,
+      title: incident.title,
+      status: incident.status,
+      severity: incident.severity,
+      group_labels: incident.group_labels,
+      triggered_at: incident.triggered_at.toISOString(),
+      ...(incidentUrl !== undefined ? { url: incidentUrl } : {}),
+    },
+    ...(firing !== undefined
+      ? {
+          alerts: firing.map((alert) => ({
+            name: alert.name,
+            fingerprint: alert.fingerprint,
+            labels: alert.labels,
+            annotations: alert.annotations,
+            starts_at: alert.starts_at.toISOString(),
+          })),
+        }
+      : {}),
+    ...(context.step !== undefined ? { step: context.step, repeat: context.repeat ?? 0 } : {}),
+    person: { id: context.person.id, username: context.person.username },
+    ...(acknowledge !== undefined ? { acknowledge } : {}),
+  };
+}

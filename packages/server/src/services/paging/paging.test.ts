@@ -1,0 +1,516 @@
+/**
+ * Paging end to end inside one process, on both databases: Alertmanager
+ * notifications open incidents, the worker pass (`paging.runOnce()`) pages
+ * through the ntfy STAND-IN (test/peers/ntfy-standin.ts) and a real webhook
+ * receiver on loopback, and time moves by hand (ManualClock), so "step 2
+ * fires after 5 minutes and not before" takes no real time and the
+ * production rule (steps at least 30s apart) stays in force.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { freeLoopbackPort } from '../../../../../test/peers/child-processes.ts';
+import {
+  pollTopic,
+  pressHttpAction,
+  startNtfyStandin,
+  type NtfyStandin,
+} from '../../../../../test/peers/ntfy-standin.ts';
+import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  testConfig,
+  type TestApp,
+  type TestUser,
+  firingAlert,
+  notification,
+  resolvedAlert,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '@terdut/test-support';
+
+const NTFY_TOKEN = 'tk_standintoken0123456789abcdef';
+const MINUTE = 60_000;
+
+forEachDatabase('paging', (database) => {
+  let server: TestApp;
+  let ntfy: NtfyStandin;
+  let receiver: WebhookReceiver;
+  let publicUrl: string;
+  let admin: TestUser;
+  let alice: TestUser;
+  let bob: TestUser;
+  let bobHookSecret: string;
+  const clock = new ManualClock('2026-12-03T09:00:00Z');
+  let groupCounter = 0;
+
+  before(async () => {
+    ntfy = await startNtfyStandin({ token: NTFY_TOKEN });
+    receiver = await startWebhookReceiver();
+    const port = await freeLoopbackPort();
+    publicUrl = `http://127.0.0.1:${port}`;
+    server = await startTestApp(database(), {
+      clock,
+      config: testConfig({
+        TERDUT_PUBLIC_URL: publicUrl,
+        TERDUT_NTFY_URL: ntfy.url,
+        TERDUT_NTFY_TOKEN: NTFY_TOKEN,
+        TERDUT_PAGING_RETRY_BUDGET: '10m',
+        // These tests open many incidents within one (manual) minute; storm.test.ts covers folding.
+        TERDUT_PAGING_STORM_LIMIT: '1000',
+      }),
+    });
+    // The phone presses the Acknowledge button over real HTTP.
+    await server.app.listen({ port, host: '127.0.0.1' });
+    admin = await server.createUser('page-admin', 'admin');
+    alice = await server.createUser('alice');
+    bob = await server.createUser('bob');
+    await server.request({
+      method: 'POST',
+      url: '/api/schedule',
+      as: admin,
+      payload: { user_id: alice.id, dates: ['2026-12-03', '2026-12-04'] },
+    });
+    const ntfyMethod = await server.request({
+      method: 'POST',
+      url: `/api/users/${alice.id}/contact-methods`,
+      as: alice,
+      payload: { kind: 'ntfy', target: 'alice-pager', name: 'phone' },
+    });
+    assert.equal(ntfyMethod.status, 201, JSON.stringify(ntfyMethod.body));
+    const hook = await server.request({
+      method: 'POST',
+      url: `/api/users/${bob.id}/contact-methods`,
+      as: bob,
+      payload: { kind: 'webhook', target: receiver.url },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    bobHookSecret = hook.body.secret;
+  });
+  after(async () => {
+    await server.close();
+    await ntfy.close();
+    await receiver.close();
+  });
+
+  const pass = () => server.app.services.paging.runOnce();
+  const openIncident = async (labels: Record<string, string> = {}, severity = 'critical') => {
+    groupCounter += 1;
+    const alert = firingAlert({
+      name: `PagingTest${groupCounter}`,
+      severity,
+      labels,
+      annotations: { summary: 'disk almost full', description: 'less than 5% left' },
+    });
+    const payload = notification({ groupKey: `paging-${groupCounter}`, alerts: [alert] });
+    const response = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      payload,
+      as: admin,
+    });
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    return { id: response.body.incident_id as number, payload, alert };
+  };
+  const timeline = async (id: number) =>
+    (await server.request({ method: 'GET', url: `/api/incidents/${id}/timeline`, as: admin })).body as {
+      type: string;
+      username?: string;
+      detail?: string;
+    }[];
+  const pagesFor = async (id: number) =>
+    (await pollTopic(ntfy.url, 'alice-pager', NTFY_TOKEN)).filter(
+      (m) => m.click === `${publicUrl}/incidents/${id}`,
+    );
+  const hooksFor = (id: number) => receiver.received.filter((hook) => hook.body?.incident?.id === id);
+
+  test('GET /api/paging/me warns a person who is on call without a working contact method', async () => {
+    const me = await server.request({ method: 'GET', url: '/api/paging/me', as: alice });
+    assert.deepEqual(me.body, { on_call_now: true, working_contact_methods: 1 });
+    const newcomer = await server.createUser('newcomer');
+    await server.request({
+      method: 'POST',
+      url: '/api/schedule',
+      as: admin,
+      payload: { user_id: newcomer.id, dates: ['2026-12-21'] },
+    });
+    clock.set('2026-12-21T12:00:00Z');
+    try {
+      const warned = await server.request({ method: 'GET', url: '/api/paging/me', as: newcomer });
+      assert.equal(warned.body.on_call_now, true);
+      assert.equal(warned.body.working_contact_methods, 0);
+      assert.match(warned.body.warning, /on call now but have no working contact method/);
+    } finally {
+      clock.set('2026-12-03T09:00:00Z');
+    }
+  });
+
+  test('a new incident pages the person on call at once: ntfy message with priority, link and Acknowledge action', async () => {
+    const { id } = await openIncident({ instance: 'db-1:9100' });
+    await pass();
+    const [page, ...others] = await pagesFor(id);
+    assert.ok(page, 'alice got a page');
+    assert.equal(others.length, 0);
+    assert.equal(page.title, 'disk almost full');
+    assert.equal(page.priority, 5);
+    assert.match(page.message, /1 alert firing: PagingTest\d+/);
+    assert.match(page.message, /on db-1:9100: disk almost full/);
+    assert.ok(page.tags?.includes('rotating_light'));
+    const [acknowledge] = page.actions ?? [];
+    assert.equal(acknowledge?.action, 'http');
+    assert.equal(acknowledge?.label, 'Acknowledge');
+    assert.equal(acknowledge?.url, `${publicUrl}/api/paging/acknowledge`);
+    assert.ok(!JSON.stringify(page).includes(alice.key), 'the page never carries an API key');
+
+    const events = await timeline(id);
+    assert.match(
+      events.find((e) => e.type === 'escalated')?.detail ?? '',
+      /step 1 of "built-in default": paging alice/,
+    );
+    const notified = events.find((e) => e.type === 'notified');
+    assert.equal(notified?.username, 'alice');
+    assert.match(
+      notified?.detail ?? '',
+      new RegExp(`ntfy topic "alice-pager", step 1; message id ${page.id}`),
+    );
+  });
+
+  test('pressing Acknowledge as the phone does acknowledges as alice; pressing again is a harmless 200', async () => {
+    const { id } = await openIncident();
+    await pass();
+    const [page] = await pagesFor(id);
+    const first = await pressHttpAction(page!.actions![0]!);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.deepEqual(first.body, { result: 'acknowledged', incident_id: id });
+    const incident = (await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin })).body;
+    assert.equal(incident.status, 'acknowledged');
+    assert.equal(incident.acknowledged_by, 'alice');
+    const second = await pressHttpAction(page!.actions![0]!);
+    assert.equal(second.status, 200);
+    assert.deepEqual(second.body, { result: 'already acknowledged', incident_id: id });
+
+    // Acknowledged: 10 minutes later the admins are not paged.
+    clock.advance(11 * MINUTE);
+    await pass();
+    assert.equal((await timeline(id)).filter((e) => e.type === 'escalated').length, 1);
+  });
+
+  test('an altered or expired capability is refused with 403 and changes nothing', async () => {
+    const { id } = await openIncident();
+    await pass();
+    const action = (await pagesFor(id))[0]!.actions![0]!;
+    const token = (JSON.parse(action.body!) as { token: string }).token;
+    const [body, mac] = token.split('.');
+    const claims = JSON.parse(Buffer.from(body!, 'base64url').toString()) as Record<string, unknown>;
+    const forged = `${Buffer.from(JSON.stringify({ ...claims, i: id + 1000 })).toString('base64url')}.${mac}`;
+    const altered = await pressHttpAction({ ...action, body: JSON.stringify({ token: forged }) });
+    assert.equal(altered.status, 403);
+    clock.advance(25 * 3_600_000);
+    const expired = await pressHttpAction(action);
+    assert.equal(expired.status, 403);
+    assert.match(JSON.stringify(expired.body), /expired/);
+    const incident = (await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin })).body;
+    assert.equal(incident.status, 'triggered');
+    clock.set('2026-12-03T09:00:00Z');
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: admin });
+  });
+
+  test('a routed policy: step 2 fires after its delay and not before, by signed webhook; acknowledging stops it', async () => {
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'database team',
+        matchers: ['team=~"db|storage"'],
+        steps: [
+          { targets: [{ type: 'on_call' }] },
+          { delay: '5m', targets: [{ type: 'user', user_id: bob.id }] },
+        ],
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    try {
+      const { id } = await openIncident({ team: 'db' });
+      await pass();
+      assert.equal((await pagesFor(id)).length, 1);
+      clock.advance(5 * MINUTE - 1000);
+      await pass();
+      assert.equal(hooksFor(id).length, 0, 'not before its delay');
+      clock.advance(2000);
+      await pass();
+      const [hook, ...more] = hooksFor(id);
+      assert.ok(hook, 'bob paged after 5 minutes');
+      assert.equal(more.length, 0);
+      const timestamp = String(hook.headers['x-terdut-timestamp']);
+      const expected = createHmac('sha256', bobHookSecret)
+        .update(`${timestamp}.${hook.rawBody}`)
+        .digest('hex');
+      assert.equal(hook.headers['x-terdut-signature'], `sha256=${expected}`);
+      assert.equal(hook.body.event, 'page');
+      assert.equal(hook.body.step, 2);
+      assert.equal(hook.body.person.username, 'bob');
+      assert.equal(hook.body.incident.url, `${publicUrl}/incidents/${id}`);
+      assert.equal(hook.body.acknowledge.url, `${publicUrl}/api/paging/acknowledge`);
+      assert.match(
+        (await timeline(id)).map((e) => e.detail).join('\n'),
+        /step 2 of "database team": paging bob/,
+      );
+
+      // Another incident of the team, acknowledged after step 1: bob is never paged.
+      const second = await openIncident({ team: 'storage' });
+      await pass();
+      await server.request({ method: 'POST', url: `/api/incidents/${second.id}/acknowledge`, as: alice });
+      clock.advance(10 * MINUTE);
+      await pass();
+      assert.equal(hooksFor(second.id).length, 0);
+    } finally {
+      await server.request({
+        method: 'DELETE',
+        url: `/api/escalation-policies/${created.body.id}`,
+        as: admin,
+      });
+    }
+  });
+
+  test('a snooze pauses paging; when it runs out unacknowledged, paging starts again at step 1', async () => {
+    const { id } = await openIncident();
+    await pass();
+    assert.equal((await pagesFor(id)).length, 1);
+    await server.request({
+      method: 'POST',
+      url: `/api/incidents/${id}/snooze`,
+      as: alice,
+      payload: { duration: '30m' },
+    });
+    clock.advance(15 * MINUTE);
+    await pass();
+    assert.equal((await pagesFor(id)).length, 1, 'nobody paged while snoozed (admins would be due at 10m)');
+    clock.advance(16 * MINUTE);
+    await pass();
+    assert.equal((await pagesFor(id)).length, 2, 'alice paged again at step 1 after the snooze');
+    const steps = (await timeline(id)).filter((e) => e.type === 'escalated').map((e) => e.detail);
+    assert.deepEqual(
+      steps.map((d) => /step (\d)/.exec(d ?? '')?.[1]),
+      ['1', '1'],
+    );
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
+  });
+
+  test('taking the acknowledgement back restarts at step 1', async () => {
+    const { id } = await openIncident();
+    await pass();
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
+    await server.request({ method: 'DELETE', url: `/api/incidents/${id}/acknowledge`, as: alice });
+    await pass();
+    assert.equal((await pagesFor(id)).length, 2);
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
+  });
+
+  test('a new alert joining an acknowledged incident tells the acknowledger once; repeated notifications do not', async () => {
+    const { id, payload, alert } = await openIncident({}, 'warning');
+    await pass();
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
+    const joined = notification({
+      groupKey: payload.groupKey,
+      alerts: [alert, firingAlert({ name: 'Newcomer', severity: 'critical', labels: { instance: 'db-2' } })],
+    });
+    for (let i = 0; i < 3; i++) {
+      // Alertmanager repeats the group's state; only the first one carries news.
+      await server.request({ method: 'POST', url: '/api/webhook/alertmanager', payload: joined, as: admin });
+      await pass();
+    }
+    const messages = await pagesFor(id);
+    assert.equal(messages.length, 2, messages.map((m) => m.title).join(' | '));
+    assert.match(messages[1]!.title ?? '', /^Update: /);
+    assert.match(messages[1]!.message, /a new alert joined it \(severity now critical\)/);
+    assert.match(messages[1]!.message, /Newcomer/);
+    assert.equal(messages[1]!.actions, undefined);
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: alice });
+  });
+
+  test('resolving sends everyone who was paged a short resolved message', async () => {
+    const { id, alert, payload } = await openIncident();
+    await pass();
+    const resolved = notification({
+      groupKey: payload.groupKey,
+      alerts: [resolvedAlert({ ...alertSpec(alert) })],
+    });
+    await server.request({ method: 'POST', url: '/api/webhook/alertmanager', payload: resolved, as: admin });
+    await pass();
+    const messages = await pagesFor(id);
+    assert.equal(messages.length, 2);
+    assert.match(messages[1]!.title ?? '', /^Resolved: /);
+    assert.equal(messages[1]!.actions, undefined, 'nothing to acknowledge any more');
+    assert.match((await timeline(id)).map((e) => e.detail).join('\n'), /resolved notice/);
+  });
+
+  test('nobody on call: the built-in default pages every admin at once; an admin without a contact method is skipped and the timeline says so', async () => {
+    clock.set('2026-12-10T09:00:00Z'); // nobody is on call that day
+    try {
+      const { id } = await openIncident();
+      await pass();
+      await pass();
+      const details = (await timeline(id)).filter((e) => e.type === 'escalated').map((e) => e.detail);
+      assert.match(details[0] ?? '', /step 1 of "built-in default": nobody to page/);
+      assert.match(
+        details[1] ?? '',
+        /step 2 of "built-in default": nobody to page; skipped page-admin \(no working contact method\)/,
+      );
+      assert.ok((await timeline(id)).some((e) => e.type === 'escalation_finished'));
+      await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: admin });
+    } finally {
+      clock.set('2026-12-03T09:00:00Z');
+    }
+  });
+
+  test('ntfy answering 429 is retried later and delivered; the timeline shows the attempts', async () => {
+    ntfy.limitNext(2);
+    const { id } = await openIncident();
+    await pass();
+    assert.equal((await pagesFor(id)).length, 0);
+    for (let i = 0; i < 2; i++) {
+      clock.advance(MINUTE);
+      await pass();
+    }
+    assert.equal((await pagesFor(id)).length, 1);
+    const notified = (await timeline(id)).find((e) => e.type === 'notified');
+    assert.match(notified?.detail ?? '', /delivered on attempt 3/);
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
+  });
+
+  test('the provider down (connection refused) for a while: delivered afterwards; longer than the budget: notification_failed and the escalation moves on', async () => {
+    const downPort = await freeLoopbackPort();
+    const carol = await server.createUser('carol');
+    const dave = await server.createUser('dave');
+    await server.request({
+      method: 'POST',
+      url: `/api/users/${carol.id}/contact-methods`,
+      as: carol,
+      payload: {
+        kind: 'webhook',
+        target: `http://127.0.0.1:${downPort}/hook`,
+        secret: 'carol-secret-0123456789',
+      },
+    });
+    const daveHook = await server.request({
+      method: 'POST',
+      url: `/api/users/${dave.id}/contact-methods`,
+      as: dave,
+      payload: { kind: 'webhook', target: receiver.url },
+    });
+    assert.equal(daveHook.status, 201);
+    const policy = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'carol then dave',
+        matchers: ['route="carol"'],
+        steps: [
+          { targets: [{ type: 'user', user_id: carol.id }] },
+          { delay: '30m', targets: [{ type: 'user', user_id: dave.id }] },
+        ],
+      },
+    });
+    assert.equal(policy.status, 201, JSON.stringify(policy.body));
+
+    // Down for two minutes, then back.
+    const first = await openIncident({ route: 'carol' });
+    await pass();
+    clock.advance(MINUTE);
+    await pass();
+    const late = await startWebhookReceiver(downPort);
+    try {
+      clock.advance(MINUTE);
+      await pass();
+      assert.equal(late.received.filter((h) => h.body?.incident?.id === first.id).length, 1);
+      const notified = (await timeline(first.id)).find((e) => e.type === 'notified');
+      assert.match(notified?.detail ?? '', /delivered on attempt 3/);
+      await server.request({ method: 'POST', url: `/api/incidents/${first.id}/acknowledge`, as: carol });
+    } finally {
+      await late.close();
+    }
+
+    // Down for longer than the 10-minute budget.
+    const second = await openIncident({ route: 'carol' });
+    await pass();
+    for (let minute = 0; minute < 11; minute++) {
+      clock.advance(MINUTE);
+      await pass();
+    }
+    const events = await timeline(second.id);
+    const failed = events.find((e) => e.type === 'notification_failed');
+    assert.equal(failed?.username, 'carol');
+    assert.match(
+      failed?.detail ?? '',
+      /webhook .*not reachable \(ECONNREFUSED\); gave up after \d+ attempts in 10m/,
+    );
+    assert.ok(
+      hooksFor(second.id).some((h) => h.body.person.username === 'dave'),
+      'dave paged without waiting 30m',
+    );
+    assert.match(events.map((e) => e.detail).join('\n'), /step 2 of "carol then dave": paging dave/);
+    await server.request({ method: 'POST', url: `/api/incidents/${second.id}/resolve`, as: admin });
+    await server.request({ method: 'DELETE', url: `/api/escalation-policies/${policy.body.id}`, as: admin });
+  });
+
+  test("a 4xx that will never succeed fails at once with the provider's answer, and POST …/test reports it too", async () => {
+    const methods = await server.request({
+      method: 'GET',
+      url: `/api/users/${bob.id}/contact-methods`,
+      as: bob,
+    });
+    const testUrl = `/api/users/${bob.id}/contact-methods/${methods.body[0].id}/test`;
+    const ok = await server.request({ method: 'POST', url: testUrl, as: bob });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.delivered, true);
+    receiver.answer(410);
+    try {
+      const refused = await server.request({ method: 'POST', url: testUrl, as: bob });
+      assert.equal(refused.body.delivered, false);
+      assert.match(refused.body.answer, /webhook answered HTTP 410/);
+
+      const policy = await server.request({
+        method: 'POST',
+        url: '/api/escalation-policies',
+        as: admin,
+        payload: {
+          name: 'bob only',
+          matchers: ['route="bob"'],
+          steps: [{ targets: [{ type: 'user', user_id: bob.id }] }],
+        },
+      });
+      const { id } = await openIncident({ route: 'bob' });
+      await pass();
+      const failed = (await timeline(id)).find((e) => e.type === 'notification_failed');
+      assert.match(failed?.detail ?? '', /webhook answered HTTP 410: \{"error":"receiver refuses"\}$/);
+      const rows = await database().query<{ attempts: number; state: string }>(
+        'SELECT attempts, state FROM page_deliveries WHERE incident_id = $1',
+        [id],
+      );
+      assert.deepEqual(rows.rows, [{ attempts: 1, state: 'failed' }]);
+      await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: admin });
+      await server.request({
+        method: 'DELETE',
+        url: `/api/escalation-policies/${policy.body.id}`,
+        as: admin,
+      });
+    } finally {
+      receiver.answer(200);
+    }
+  });
+});
+
+/** The AlertSpec that rebuilds `alert` (same labels and start, so the same fingerprint). */
+function alertSpec(alert: ReturnType<typeof firingAlert>) {
+  const { alertname, severity, ...labels } = alert.labels;
+  return {
+    name: alertname!,
+    ...(severity !== undefined ? { severity } : {}),
+    labels,
+    annotations: alert.annotations,
+    startsAt: alert.startsAt,
+  };
+}

@@ -1,0 +1,717 @@
+/**
+ * The paging worker and the capability acknowledgement. Every replica runs
+ * `runOnce` on a short interval (background-jobs.ts); all coordination is in
+ * the database:
+ *  - an escalation step fires under the incident's row lock (taken with SKIP
+ *    LOCKED, so replicas spread the work), and the messages it decides are
+ *    rows whose unique key makes a second decision of the same page a no-op;
+ *  - a message is claimed with a lease (FOR UPDATE SKIP LOCKED), sent outside
+ *    any transaction, then recorded. A replica that dies between the
+ *    provider's acceptance and the record leaves the row to be sent again
+ *    after the lease: the one duplicate no design can rule out without the
+ *    provider's help (README, "Delivery guarantees"). Webhook receivers get
+ *    X-Terdut-Delivery to drop it.
+ */
+import type { Database, Queryable } from '../../db/database.ts';
+import type { Clock } from '../../clock.ts';
+import { forbidden } from '../../errors.ts';
+import { findIncidentById, type IncidentRow } from '../../repositories/incidents.ts';
+import { listAlertsOfIncident } from '../../repositories/alerts.ts';
+import { insertEvents, type NewIncidentEvent } from '../../repositories/incident-events.ts';
+import {
+  lockEscalation,
+  updateEscalation,
+  dueEscalations,
+  type EscalationRow,
+} from '../../repositories/escalations.ts';
+import type { PolicyTarget } from '../../repositories/escalation-policies.ts';
+import {
+  claimDueDeliveries,
+  insertDeliveries,
+  cancelPendingPages,
+  countRecentPagedIncidents,
+  foldedIncidents,
+  lockPersonForPaging,
+  markCancelled,
+  markFailed,
+  markSent,
+  scheduleRetry,
+  stepHasLiveDelivery,
+  type NewDelivery,
+  type PageDeliveryRow,
+} from '../../repositories/page-deliveries.ts';
+import {
+  findContactMethodById,
+  listContactMethods,
+  type ContactMethodRow,
+} from '../../repositories/contact-methods.ts';
+import { findPageablePeople, listAdminIds, type PageablePerson } from '../../repositories/paging-people.ts';
+import { readInstanceSecret } from '../../repositories/instance-secrets.ts';
+import type { IncidentService } from '../incidents.ts';
+import type { PagingConfig } from './config.ts';
+import type { OnCallLookup } from './on-call.ts';
+import type { PagingMetrics } from './metrics.ts';
+import {
+  DeliveryError,
+  type ContactTarget,
+  type PageMessage,
+  type ProviderAnswer,
+  type Providers,
+} from './providers.ts';
+import { composeMessage } from './messages.ts';
+import { issueCapability, readCapability } from './capability.ts';
+import { formatDuration } from '../format-duration.ts';
+import { activeWindows, type MaintenanceWindowRow } from '../../repositories/maintenance-windows.ts';
+import { matchesAll, parseMatcher } from './matchers.ts';
+
+/** How long a claimed message belongs to the replica sending it (sends time out after 10 s). */
+const LEASE_MS = 60_000;
+const BATCH = 25;
+const BACKOFF_BASE_MS = 5_000;
+const BACKOFF_CAP_MS = 5 * 60_000;
+const MINUTE_MS = 60_000;
+
+/** A contact a step can use: a stored method, or the contract's users.ntfy_topic. */
+interface Contact {
+  key: string;
+  methodId: number | null;
+  kind: ContactMethodRow['kind'];
+  target: string;
+}
+
+export interface PagingPass {
+  steps: number;
+  messages: number;
+}
+
+export class PagingService {
+  readonly #db: Database;
+  readonly #clock: Clock;
+  readonly #config: PagingConfig;
+  readonly #publicUrl: string | undefined;
+  readonly #metrics: PagingMetrics;
+  readonly #incidents: IncidentService;
+  readonly #providers: Providers;
+  readonly #onCall: OnCallLookup;
+  #capabilityKey: Promise<string> | undefined;
+  #waking: Promise<void> | undefined;
+  #wakeAgain = false;
+
+  constructor(deps: {
+    db: Database;
+    clock: Clock;
+    config: { paging: PagingConfig; publicUrl: string | undefined };
+    metrics: PagingMetrics;
+    incidents: IncidentService;
+    providers: Providers;
+    onCall: OnCallLookup;
+  }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+    this.#config = deps.config.paging;
+    this.#publicUrl = deps.config.publicUrl?.replace(/\/+$/, '');
+    this.#metrics = deps.metrics;
+    this.#incidents = deps.incidents;
+    this.#providers = deps.providers;
+    this.#onCall = deps.onCall;
+  }
+
+  /**
+   * Runs a pass now instead of at the next poll (a new incident was just
+   * committed here): only a shortcut for latency; the database stays the
+   * record, and the poll finds anything this misses. Passes never overlap
+   * in one process: a wake during a pass runs one more after it.
+   */
+  wake(): void {
+    if (this.#waking !== undefined) {
+      this.#wakeAgain = true;
+      return;
+    }
+    this.#waking = this.runOnce()
+      .then(
+        () => undefined,
+        () => undefined, // The next poll retries, and logs its failure.
+      )
+      .finally(() => {
+        this.#waking = undefined;
+        if (this.#wakeAgain) {
+          this.#wakeAgain = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Waits for a pass started by wake(), if any (shutdown, tests). */
+  async settle(): Promise<void> {
+    while (this.#waking !== undefined) await this.#waking;
+  }
+
+  /** One pass: fire due escalation steps, then send due messages. Safe on every replica at once. */
+  async runOnce(): Promise<PagingPass> {
+    const steps = await this.escalate();
+    const messages = await this.deliver();
+    return { steps, messages };
+  }
+
+  /** Fires every escalation step that is due; returns how many escalations it advanced. */
+  async escalate(): Promise<number> {
+    let advanced = 0;
+    const seen = new Set<number>();
+    for (;;) {
+      // Those seen are skipped in SQL, so rows another replica holds never hide the ones behind them.
+      const due = await dueEscalations(this.#db, this.#clock.now(), [...seen], BATCH);
+      if (due.length === 0) return advanced;
+      for (const incidentId of due) {
+        seen.add(incidentId);
+        if (await this.#db.transaction((tx) => this.#escalateOne(tx, incidentId))) advanced += 1;
+      }
+    }
+  }
+
+  /** Sends the messages that are due (first attempts and retries); returns how many it tried. */
+  async deliver(): Promise<number> {
+    let tried = 0;
+    for (;;) {
+      const now = this.#clock.now();
+      const claimed = await this.#db.transaction((tx) => claimDueDeliveries(tx, now, LEASE_MS, BATCH));
+      if (claimed.length === 0) return tried;
+      tried += claimed.length;
+      await Promise.all(claimed.map((delivery) => this.#send(delivery)));
+    }
+  }
+
+  /**
+   * Acknowledges with a page's capability (the ntfy button, the webhook's
+   * `acknowledge` request). Repeating it is harmless: `already acknowledged`.
+   */
+  async acknowledgeWithCapability(
+    token: string,
+  ): Promise<{ result: 'acknowledged' | 'already acknowledged'; incident_id: number }> {
+    const read = readCapability(token, await this.#key(), this.#clock.now());
+    if ('problem' in read) {
+      throw read.problem === 'expired'
+        ? forbidden('this acknowledge action has expired; open the incident in terdut to acknowledge it')
+        : forbidden('this acknowledge action is not valid (altered, or from another terdut installation)');
+    }
+    const { incidentId, userId } = read.capability;
+    const [person] = await findPageablePeople(this.#db, [userId]);
+    if (person === undefined)
+      throw forbidden('the person this acknowledge action was issued to no longer exists');
+    const { changed } = await this.#incidents.acknowledgeAs(userId, incidentId);
+    return { result: changed ? 'acknowledged' : 'already acknowledged', incident_id: incidentId };
+  }
+
+  /**
+   * What a capability would do, without doing it (the email confirmation
+   * page): the incident and the person, or 403 as acknowledgeWithCapability.
+   */
+  async describeCapability(token: string): Promise<{ incident: IncidentRow; person: PageablePerson }> {
+    const read = readCapability(token, await this.#key(), this.#clock.now());
+    if ('problem' in read) {
+      throw read.problem === 'expired'
+        ? forbidden('this acknowledge link has expired; open the incident in terdut to acknowledge it')
+        : forbidden('this acknowledge link is not valid (altered, or from another terdut installation)');
+    }
+    const [person] = await findPageablePeople(this.#db, [read.capability.userId]);
+    const incident = await findIncidentById(this.#db, read.capability.incidentId);
+    if (person === undefined || incident === undefined) {
+      throw forbidden('the person or incident this acknowledge link was issued for no longer exists');
+    }
+    return { incident, person };
+  }
+
+  /**
+   * Whether the caller can be paged: on call now, and how many working
+   * contact methods they have, with a warning when they are on call (or
+   * named in a policy) and unreachable.
+   */
+  async readiness(
+    userId: number,
+  ): Promise<{ on_call_now: boolean; working_contact_methods: number; warning?: string }> {
+    const [person] = await findPageablePeople(this.#db, [userId]);
+    if (person === undefined) return { on_call_now: false, working_contact_methods: 0 };
+    const onCallNow = (await this.#onCall(this.#db, this.#clock.now())).includes(userId);
+    const working = (await this.#contactsOf(this.#db, person)).length;
+    const warning =
+      working > 0
+        ? undefined
+        : onCallNow
+          ? 'you are on call now but have no working contact method: nobody can page you; add one under /api/users/{id}/contact-methods'
+          : 'you have no working contact method: if you are paged, you will be skipped';
+    return { on_call_now: onCallNow, working_contact_methods: working, ...(warning ? { warning } : {}) };
+  }
+
+  /** Sends a test message to one contact now (one attempt) and reports the provider's answer. */
+  async sendTest(
+    person: { id: number; username: string },
+    method: ContactMethodRow,
+  ): Promise<{ delivered: boolean; answer: string; message_id?: string }> {
+    const message = composeMessage({ purpose: 'test', person, publicUrl: this.#publicUrl });
+    try {
+      const answer = await this.#providers.send(
+        { kind: method.kind, target: method.target, secret: method.secret, deliveryId: `test-${method.id}` },
+        message,
+      );
+      return {
+        delivered: true,
+        answer: answer.answer,
+        ...(answer.messageId ? { message_id: answer.messageId } : {}),
+      };
+    } catch (error) {
+      if (error instanceof DeliveryError) return { delivered: false, answer: error.message };
+      throw error;
+    }
+  }
+
+  // ---- escalation ------------------------------------------------------
+
+  /** Reconciles one escalation with its incident's current state; true when it did something. */
+  async #escalateOne(tx: Queryable, incidentId: number): Promise<boolean> {
+    // The incident first (the hooks' lock order); another replica holding it is skipped.
+    const locked = await tx.query(`SELECT id FROM incidents WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`, [
+      incidentId,
+    ]);
+    if (locked.rows.length === 0) return false;
+    const escalation = await lockEscalation(tx, incidentId);
+    const now = this.#clock.now();
+    if (escalation === undefined || escalation.due_at === null || escalation.due_at > now) return false;
+    const incident = (await findIncidentById(tx, incidentId))!;
+
+    if (incident.status !== 'triggered') {
+      if (incident.status === 'acknowledged' && escalation.updates > 0 && incident.acknowledged_by !== null) {
+        await this.#tellAcknowledger(tx, incident, incident.acknowledged_by, escalation.updates, now);
+      }
+      await updateEscalation(tx, incidentId, { state: 'stopped', due_at: null }, now);
+      return true;
+    }
+    if (incident.snoozed_until !== null && incident.snoozed_until > now) {
+      await updateEscalation(tx, incidentId, { state: 'paused', due_at: incident.snoozed_until }, now);
+      return true;
+    }
+    const window = await this.#maintenanceWindowFor(tx, escalation.labels, now);
+    if (window !== undefined) {
+      await updateEscalation(tx, incidentId, { state: 'paused', due_at: window.ends_at }, now);
+      await cancelPendingPages(tx, incidentId);
+      await insertEvents(
+        tx,
+        [
+          {
+            incident_id: incidentId,
+            type: 'paging_held',
+            detail: `maintenance window ${window.id} until ${window.ends_at.toISOString()}: ${window.reason}`,
+          },
+        ],
+        now,
+      );
+      return true;
+    }
+    let { round, step, repeat } = escalation;
+    if (escalation.state !== 'active') {
+      // A snooze ran out (or was ended) with nobody acknowledging: from step 1.
+      round += 1;
+      step = 0;
+      repeat = 0;
+    }
+    await this.#fireStep(tx, incident, { ...escalation, round, step, repeat }, now);
+    return true;
+  }
+
+  async #fireStep(tx: Queryable, incident: IncidentRow, escalation: EscalationRow, now: Date): Promise<void> {
+    const { policy, round, step, repeat } = escalation;
+    const current = policy.steps[step];
+    const events: NewIncidentEvent[] = [];
+    const deliveries: NewDelivery[] = [];
+    const reached: string[] = [];
+    const skipped: string[] = [];
+    const folded: string[] = [];
+    if (current !== undefined) {
+      const people = await findPageablePeople(tx, await this.#targets(tx, current.targets, now));
+      for (const person of people) {
+        const contacts = await this.#contactsOf(tx, person);
+        if (contacts.length === 0) {
+          skipped.push(person.username);
+          continue;
+        }
+        const rows: NewDelivery[] = [];
+        for (const contact of contacts) {
+          rows.push({
+            incident_id: incident.id,
+            purpose: 'page',
+            round,
+            step,
+            repeat,
+            user_id: person.id,
+            contact_key: contact.key,
+            method_id: contact.methodId,
+            kind: contact.kind,
+            target: contact.target,
+          });
+        }
+        if (await this.#inStorm(tx, person.id, now)) {
+          // Never dropped: stored as folded, listed by the summary page.
+          folded.push(person.username);
+          await insertDeliveries(tx, rows, now, { state: 'folded' });
+          await this.#ensureSummary(tx, incident.id, person.id, contacts, now);
+        } else {
+          reached.push(person.username);
+          deliveries.push(...rows);
+        }
+      }
+      await insertDeliveries(tx, deliveries, now);
+      const pass = repeat > 0 ? ` (repeat ${repeat} of ${policy.repeat})` : '';
+      const paging =
+        reached.length > 0
+          ? `paging ${reached.join(', ')}`
+          : folded.length > 0
+            ? 'no page of its own'
+            : 'nobody to page';
+      const skipNote =
+        (skipped.length > 0 ? `; skipped ${skipped.join(', ')} (no working contact method)` : '') +
+        (folded.length > 0
+          ? `; folded for ${folded.join(', ')} into one summary page (more than ${this.#config.stormLimitPerMinute} pages a minute)`
+          : '');
+      events.push({
+        incident_id: incident.id,
+        type: 'escalated',
+        detail: `step ${step + 1} of "${policy.name}"${pass}: ${paging}${skipNote}`,
+      });
+    }
+
+    // What comes next. A step that reached nobody moves on at once.
+    let nextStep = step + 1;
+    let nextRepeat = repeat;
+    let delayMs: number;
+    let finished = false;
+    if (nextStep < policy.steps.length) {
+      delayMs = policy.steps[nextStep]!.delay_ms;
+    } else if (repeat < policy.repeat) {
+      nextStep = 0;
+      nextRepeat = repeat + 1;
+      delayMs = policy.repeat_delay_ms;
+    } else {
+      finished = true;
+      delayMs = 0;
+    }
+    if (deliveries.length === 0 && folded.length === 0) delayMs = 0;
+    if (finished) {
+      await updateEscalation(
+        tx,
+        incident.id,
+        { state: 'finished', round, step: nextStep, repeat, due_at: null },
+        now,
+      );
+      events.push({
+        incident_id: incident.id,
+        type: 'escalation_finished',
+        detail: `every step of "${policy.name}" has fired${policy.repeat > 0 ? ` ${policy.repeat + 1} times` : ''}; paging stops until someone unacknowledges or a snooze ends`,
+      });
+    } else {
+      await updateEscalation(
+        tx,
+        incident.id,
+        {
+          state: 'active',
+          round,
+          step: nextStep,
+          repeat: nextRepeat,
+          due_at: new Date(now.getTime() + delayMs),
+        },
+        now,
+      );
+    }
+    await insertEvents(tx, events, now);
+  }
+
+  /** The maintenance window in force now whose matchers match these labels (the one ending last). */
+  async #maintenanceWindowFor(
+    tx: Queryable,
+    labels: Record<string, string>,
+    now: Date,
+  ): Promise<MaintenanceWindowRow | undefined> {
+    const matching = (await activeWindows(tx, now)).filter((window) =>
+      matchesAll(window.matchers.map(parseMatcher), labels),
+    );
+    return matching.at(-1);
+  }
+
+  /** Whether this person already had the storm limit of incidents paged in the last minute. */
+  async #inStorm(tx: Queryable, userId: number, now: Date): Promise<boolean> {
+    await lockPersonForPaging(tx, userId);
+    const recent = await countRecentPagedIncidents(tx, userId, new Date(now.getTime() - MINUTE_MS));
+    return recent >= this.#config.stormLimitPerMinute;
+  }
+
+  /** The summary of this minute for each contact, sent when the minute ends (one per person, contact and minute). */
+  async #ensureSummary(
+    tx: Queryable,
+    incidentId: number,
+    userId: number,
+    contacts: Contact[],
+    now: Date,
+  ): Promise<void> {
+    const minute = Math.floor(now.getTime() / MINUTE_MS);
+    await insertDeliveries(
+      tx,
+      contacts.map((contact) => ({
+        incident_id: incidentId,
+        purpose: 'summary' as const,
+        round: minute,
+        step: 0,
+        repeat: 0,
+        user_id: userId,
+        contact_key: contact.key,
+        method_id: contact.methodId,
+        kind: contact.kind,
+        target: contact.target,
+      })),
+      now,
+      { dueAt: new Date((minute + 1) * MINUTE_MS) },
+    );
+  }
+
+  /** One message per contact of the acknowledger for update number `update` (the unique key makes it once). */
+  async #tellAcknowledger(
+    tx: Queryable,
+    incident: IncidentRow,
+    userId: number,
+    update: number,
+    now: Date,
+  ): Promise<void> {
+    const [person] = await findPageablePeople(tx, [userId]);
+    if (person === undefined) return;
+    const contacts = await this.#contactsOf(tx, person);
+    await insertDeliveries(
+      tx,
+      contacts.map((contact) => ({
+        incident_id: incident.id,
+        purpose: 'update' as const,
+        round: 0,
+        step: update,
+        repeat: 0,
+        user_id: person.id,
+        contact_key: contact.key,
+        method_id: contact.methodId,
+        kind: contact.kind,
+        target: contact.target,
+      })),
+      now,
+    );
+  }
+
+  /** The people a step's targets name, in order, without repeats. */
+  async #targets(tx: Queryable, targets: readonly PolicyTarget[], now: Date): Promise<number[]> {
+    const ids: number[] = [];
+    for (const target of targets) {
+      if (target.type === 'on_call') ids.push(...(await this.#onCall(tx, now)));
+      else if (target.type === 'admins') ids.push(...(await listAdminIds(tx)));
+      else ids.push(target.user_id);
+    }
+    return [...new Set(ids)];
+  }
+
+  /** A person's working contacts: enabled methods, plus users.ntfy_topic unless a method has that topic. */
+  async #contactsOf(tx: Queryable, person: PageablePerson): Promise<Contact[]> {
+    const methods = (await listContactMethods(tx, person.id)).filter(
+      (method) => method.enabled && (method.kind !== 'email' || this.#config.smtp !== undefined),
+    );
+    const contacts: Contact[] = methods.map((method) => ({
+      key: `method:${method.id}`,
+      methodId: method.id,
+      kind: method.kind,
+      target: method.target,
+    }));
+    const topic = person.ntfy_topic;
+    if (topic !== null && !methods.some((method) => method.kind === 'ntfy' && method.target === topic)) {
+      contacts.push({ key: 'ntfy_topic', methodId: null, kind: 'ntfy', target: topic });
+    }
+    return contacts;
+  }
+
+  // ---- delivery --------------------------------------------------------
+
+  async #send(delivery: PageDeliveryRow): Promise<void> {
+    const incident = await findIncidentById(this.#db, delivery.incident_id);
+    const [person] = await findPageablePeople(this.#db, [delivery.user_id]);
+    let secret: string | null = null;
+    let problem: string | undefined;
+    if (incident === undefined) problem = 'the incident no longer exists';
+    else if (person === undefined) problem = 'the person no longer exists';
+    if (delivery.method_id !== null && problem === undefined) {
+      const method = await findContactMethodById(this.#db, delivery.method_id);
+      if (method === undefined) problem = 'the contact method was deleted';
+      else if (!method.enabled) problem = 'the contact method was switched off';
+      else secret = method.secret;
+    }
+    if (problem !== undefined || incident === undefined || person === undefined) {
+      await this.#recordFailure(delivery, new DeliveryError(problem ?? 'unknown', true));
+      return;
+    }
+    let message: PageMessage;
+    if (delivery.purpose === 'summary') {
+      const from = new Date(delivery.round * MINUTE_MS);
+      const to = new Date((delivery.round + 1) * MINUTE_MS);
+      const folded = await foldedIncidents(this.#db, delivery.user_id, delivery.contact_key, from, to);
+      if (folded.length === 0) {
+        await this.#db.transaction((tx) =>
+          markCancelled(tx, delivery.id, 'every folded incident was acknowledged or resolved'),
+        );
+        return;
+      }
+      message = composeMessage({ purpose: 'summary', person, folded, publicUrl: this.#publicUrl });
+    } else {
+      message = await this.#compose(delivery, incident, person);
+    }
+    const to: ContactTarget = {
+      kind: delivery.kind as ContactTarget['kind'],
+      target: delivery.target,
+      secret,
+      deliveryId: String(delivery.id),
+    };
+    let answer: ProviderAnswer;
+    try {
+      answer = await this.#providers.send(to, message);
+    } catch (error) {
+      const failure =
+        error instanceof DeliveryError ? error : new DeliveryError((error as Error).message, false);
+      await this.#recordFailure(delivery, failure);
+      return;
+    }
+    await this.#recordSuccess(delivery, incident, answer);
+  }
+
+  async #compose(
+    delivery: PageDeliveryRow,
+    incident: IncidentRow,
+    person: PageablePerson,
+  ): Promise<PageMessage> {
+    const alerts = await listAlertsOfIncident(this.#db, incident.id);
+    let acknowledgeToken: string | undefined;
+    if (delivery.purpose === 'page' && this.#publicUrl !== undefined) {
+      acknowledgeToken = issueCapability(
+        {
+          action: 'acknowledge',
+          incidentId: incident.id,
+          userId: person.id,
+          expiresAt: new Date(this.#clock.now().getTime() + this.#config.capabilityTtlMs),
+        },
+        await this.#key(),
+      );
+    }
+    return composeMessage({
+      purpose: delivery.purpose,
+      incident,
+      alerts,
+      person,
+      step: delivery.step + 1,
+      repeat: delivery.repeat,
+      publicUrl: this.#publicUrl,
+      ...(acknowledgeToken !== undefined ? { acknowledgeToken } : {}),
+    });
+  }
+
+  async #recordSuccess(
+    delivery: PageDeliveryRow,
+    incident: IncidentRow,
+    answer: ProviderAnswer,
+  ): Promise<void> {
+    const now = this.#clock.now();
+    await this.#db.transaction(async (tx) => {
+      await markSent(tx, delivery.id, answer.messageId, now);
+      await insertEvents(
+        tx,
+        [
+          {
+            incident_id: delivery.incident_id,
+            type: 'notified',
+            user_id: delivery.user_id,
+            detail: `${describeDelivery(delivery)}${answer.messageId ? `; message id ${answer.messageId}` : ''}${
+              delivery.attempts > 1 ? `; delivered on attempt ${delivery.attempts}` : ''
+            }`,
+          },
+        ],
+        now,
+      );
+    });
+    this.#metrics.pagesSent.inc({ method: delivery.kind, purpose: delivery.purpose });
+    if (delivery.purpose === 'page') {
+      const firstPage = delivery.round === 0 && delivery.step === 0 && delivery.repeat === 0;
+      const from = firstPage ? incident.triggered_at : delivery.created_at;
+      this.#metrics.deliveryLatency.observe(
+        { method: delivery.kind },
+        Math.max(0, now.getTime() - from.getTime()) / 1000,
+      );
+    }
+  }
+
+  /**
+   * A transient failure is retried with exponential back-off and jitter (or
+   * after the provider's Retry-After) until the retry budget is spent; the
+   * last attempt lands at the budget's end. A permanent one, or the spent
+   * budget, fails the message: `notification_failed`, and when nothing else
+   * of its step got through, the escalation moves on at once.
+   */
+  async #recordFailure(delivery: PageDeliveryRow, error: DeliveryError): Promise<void> {
+    const now = this.#clock.now();
+    const deadline = delivery.created_at.getTime() + this.#config.retryBudgetMs;
+    if (!error.permanent && now.getTime() < deadline) {
+      const backoff = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, delivery.attempts - 1));
+      const jittered = backoff / 2 + Math.random() * (backoff / 2);
+      const wait = error.retryAfterMs ?? jittered;
+      const at = new Date(Math.min(now.getTime() + wait, deadline));
+      await this.#db.transaction((tx) => scheduleRetry(tx, delivery.id, at, error.message));
+      return;
+    }
+    const why = error.permanent
+      ? error.message
+      : `${error.message}; gave up after ${delivery.attempts} attempts in ${formatDuration(this.#config.retryBudgetMs)}`;
+    await this.#db.transaction(async (tx) => {
+      await markFailed(tx, delivery.id, why);
+      await insertEvents(
+        tx,
+        [
+          {
+            incident_id: delivery.incident_id,
+            type: 'notification_failed',
+            user_id: delivery.user_id,
+            detail: `${describeDelivery(delivery)}: ${why}`,
+          },
+        ],
+        now,
+      );
+      if (delivery.purpose === 'page') await this.#moveOnAfterFailure(tx, delivery, now);
+    });
+    this.#metrics.pagesFailed.inc({ method: delivery.kind, purpose: delivery.purpose });
+  }
+
+  async #moveOnAfterFailure(tx: Queryable, delivery: PageDeliveryRow, now: Date): Promise<void> {
+    await tx.query(`SELECT id FROM incidents WHERE id = $1 FOR NO KEY UPDATE`, [delivery.incident_id]);
+    const escalation = await lockEscalation(tx, delivery.incident_id);
+    if (escalation === undefined || escalation.state !== 'active' || escalation.round !== delivery.round)
+      return;
+    if (escalation.due_at === null || escalation.due_at <= now) return;
+    if (await stepHasLiveDelivery(tx, delivery)) return;
+    await updateEscalation(tx, delivery.incident_id, { due_at: now }, now);
+  }
+
+  #key(): Promise<string> {
+    this.#capabilityKey ??= readInstanceSecret(this.#db, 'paging_capability').catch((error: unknown) => {
+      this.#capabilityKey = undefined;
+      throw error;
+    });
+    return this.#capabilityKey;
+  }
+}
+
+/** `ntfy topic "ops-alice", step 2` / `webhook, resolved notice`: the timeline's words for a message. */
+function describeDelivery(delivery: PageDeliveryRow): string {
+  const via =
+    delivery.kind === 'ntfy'
+      ? `ntfy topic "${delivery.target}"`
+      : delivery.kind === 'email'
+        ? `email to ${delivery.target}`
+        : `${delivery.kind} (contact method ${delivery.method_id ?? '?'})`;
+  if (delivery.purpose === 'resolved') return `${via}, resolved notice`;
+  if (delivery.purpose === 'update') return `${via}, update for the acknowledger`;
+  if (delivery.purpose === 'summary') return `${via}, storm summary`;
+  return `${via}, step ${delivery.step + 1}${delivery.repeat > 0 ? ` (repeat ${delivery.repeat})` : ''}`;
+}
