@@ -17,7 +17,7 @@ WORKDIR /src
 COPY . .
 RUN mkdir -p /out \
  && cp package.json package-lock.json /out/ \
- && for dir in packages/*/; do mkdir -p "/out/$dir" && cp "$dir/package.json" "/out/$dir"; done
+ && for dir in packages/*/ test/support/; do mkdir -p "/out/$dir" && cp "$dir/package.json" "/out/$dir"; done
 
 # --- production dependencies of one workspace each. npm nests some
 # --- packages under packages/<workspace>/node_modules (ajv@8 for the

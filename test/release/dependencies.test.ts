@@ -21,10 +21,16 @@ interface PackageJson {
 const readPackage = (dir: string): PackageJson =>
   JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
 
+/** A workspace's TypeScript (`.ts`, `.tsx`): its src/ and its build scripts, not node_modules or build output. */
 function typeScriptFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => join(entry.parentPath, entry.name));
+    .filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name))
+    .map((entry) => join(entry.parentPath, entry.name))
+    .filter(
+      (file) =>
+        !/[/\\](node_modules|dist)[/\\]/.test(relative(dir, file)) &&
+        !/^(node_modules|dist)[/\\]/.test(relative(dir, file)),
+    );
 }
 
 /** Package names a file imports at run time (`import type` is erased, so it does not count). */
@@ -44,8 +50,21 @@ export function importedPackages(source: string): string[] {
   return [...names];
 }
 
+/** Package names a file names in any import, `import type` included (what makes a declaration used). */
+function referencedPackages(source: string): string[] {
+  const typeOnly = /^\s*(?:import|export)\s+type\s[^'";]*?\sfrom\s+['"]([^'".][^'"]*)['"]/gm;
+  const names = [...source.matchAll(typeOnly)].map((match) =>
+    match[1]!.startsWith('@') ? match[1]!.split('/').slice(0, 2).join('/') : match[1]!.split('/')[0]!,
+  );
+  return [...new Set([...importedPackages(source), ...names])];
+}
+
 const root = readPackage(repoRoot);
 const workspaces = readdirSync(join(repoRoot, 'packages')).map((name) => join(repoRoot, 'packages', name));
+/** Every workspace (packages/* and test/support): tests beside the code may import any of them. */
+const workspaceNames = new Set(
+  [...workspaces, join(repoRoot, 'test', 'support')].map((dir) => readPackage(dir).name),
+);
 
 for (const dir of workspaces) {
   const pkg = readPackage(dir);
@@ -53,15 +72,19 @@ for (const dir of workspaces) {
     const declared = new Set(Object.keys(pkg.dependencies ?? {}));
     const usedByCode = new Set<string>();
     const problems: string[] = [];
-    for (const file of typeScriptFiles(join(dir, 'src'))) {
+    for (const file of typeScriptFiles(dir)) {
       const isTest = file.endsWith('.test.ts');
-      for (const name of importedPackages(readFileSync(file, 'utf8'))) {
+      const source = readFileSync(file, 'utf8');
+      if (!isTest) for (const name of referencedPackages(source)) usedByCode.add(name);
+      for (const name of importedPackages(source)) {
         if (name === pkg.name) continue;
-        if (!isTest) usedByCode.add(name);
         // Tests may use dev dependencies (the workspace's or the root's); the shipped code may not.
         const ok =
           declared.has(name) ||
-          (isTest && (name in (pkg.devDependencies ?? {}) || name in (root.devDependencies ?? {})));
+          (isTest &&
+            (name in (pkg.devDependencies ?? {}) ||
+              name in (root.devDependencies ?? {}) ||
+              workspaceNames.has(name)));
         if (!ok)
           problems.push(`${relative(repoRoot, file)} imports ${name}, which ${pkg.name} does not declare`);
       }
