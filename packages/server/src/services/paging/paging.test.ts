@@ -161,6 +161,11 @@ forEachDatabase('paging', (database) => {
     assert.equal(acknowledge?.action, 'http');
     assert.equal(acknowledge?.label, 'Acknowledge');
     assert.equal(acknowledge?.url, `${publicUrl}/api/paging/acknowledge`);
+    // Resolve opens the incident page (it asks to confirm there), never resolves in one press.
+    const resolve = page.actions?.[1];
+    assert.equal(resolve?.action, 'view');
+    assert.equal(resolve?.label, 'Resolve…');
+    assert.equal(resolve?.url, `${publicUrl}/incidents/${id}`);
     assert.ok(!JSON.stringify(page).includes(alice.key), 'the page never carries an API key');
 
     const events = await timeline(id);

@@ -117,6 +117,11 @@ async function sendNtfy(
         body: message.acknowledge.body,
         clear: true,
       },
+      // Resolving is final, so the phone opens the incident page, where
+      // Resolve asks to confirm, rather than resolving in one press.
+      ...(message.incidentUrl === undefined
+        ? []
+        : [{ action: 'view', label: 'Resolve…', url: message.incidentUrl, clear: false }]),
     ];
   }
   const headers: Record<string, string> = { 'content-type': 'application/json' };
