@@ -16,3 +16,4 @@ export * from './schedule.ts';
 export * from './schedules.ts';
 export * from './webhook.ts';
 export * from './paging.ts';
+export * from './server-info.ts';
