@@ -8,34 +8,18 @@
  *   await server.request({ method: 'POST', url: '/api/webhook/alertmanager', payload, as: admin });
  */
 import { createHash } from 'node:crypto';
+import { GO_ZERO_TIME, type WebhookAlert, type WebhookPayload } from '@terdut/contract';
 
-export const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
+export { GO_ZERO_TIME };
 
-/** One alert as it appears in the webhook's `alerts` array. */
-export interface WebhookAlertJson {
-  status: 'firing' | 'resolved';
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  startsAt: string;
-  endsAt: string;
-  generatorURL: string;
-  fingerprint: string;
-  [extra: string]: unknown;
-}
+/** One alert as it appears in the webhook's `alerts` array: the contract's, with every field the builders fill. */
+export type WebhookAlertJson = Required<WebhookAlert> & { [extra: string]: unknown };
 
-export interface WebhookPayloadJson {
-  version: string;
-  groupKey: string;
-  truncatedAlerts: number;
-  status: 'firing' | 'resolved';
-  receiver: string;
-  groupLabels: Record<string, string>;
-  commonLabels: Record<string, string>;
-  commonAnnotations: Record<string, string>;
-  externalURL: string;
+/** The contract's webhook payload, with every field the builders fill; tests may add or break any key. */
+export type WebhookPayloadJson = Required<Omit<WebhookPayload, 'alerts'>> & {
   alerts: WebhookAlertJson[];
   [extra: string]: unknown;
-}
+};
 
 export interface AlertSpec {
   /** The `alertname` label; default `TestAlert`. */

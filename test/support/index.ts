@@ -9,6 +9,7 @@ export * from './app.ts';
 export * from './databases.ts';
 export * from './users.ts';
 export * from './alertmanager-payloads.ts';
+export * from './incidents.ts';
 export * from './server-process.ts';
 export * from './webhook-receiver.ts';
 export * from './smtp-sink.ts';

@@ -37,6 +37,8 @@ export type {
 } from './schedule.ts';
 export type { AlertCounts, AlertNameCount, DayCount, HourCount, IncidentStats } from './stats.ts';
 export type { AlertmanagerAlert, AlertmanagerNotification } from './webhook.ts';
+/** `GET /api/server-info` and the `change` events of `GET /api/events` (no wrapper yet; the web app reads them). */
+export type { Change, ChangeTopic, ServerInfo } from '@terdut/contract';
 
 export class TerdutClient {
   readonly http: HttpTransport;

@@ -1,7 +1,31 @@
 import { TerdutApiError, type HttpTransport } from './http.ts';
-import type { ScheduleEntry } from '@terdut/contract';
+import type {
+  CalendarFeed,
+  OnCall,
+  OnCallNow,
+  Override,
+  OverrideInput,
+  Rotation,
+  RotationInput,
+  Schedule,
+  ScheduleCreate,
+  ScheduleEntry,
+  TimelineSegment,
+  WindowQuery,
+} from '@terdut/contract';
 
-export type { ScheduleEntry } from '@terdut/contract';
+export type {
+  OnCall,
+  OnCallSourceKind,
+  Override,
+  Rotation,
+  RotationInput,
+  RotationRestriction,
+  Schedule,
+  ScheduleEntry,
+  ShiftUnit,
+  TimelineSegment,
+} from '@terdut/contract';
 
 /** `/api/schedule`: reads for everyone, changes for admins. */
 export class ScheduleApi {
@@ -52,89 +76,6 @@ export class ScheduleApi {
   }
 }
 
-export type ShiftUnit = 'hours' | 'days' | 'weeks';
-
-export interface RotationRestriction {
-  /** ISO weekdays, 1 = Monday … 7 = Sunday. */
-  weekdays?: number[];
-  /** `HH:MM` local, with `to` (exclusive; before `from` wraps past midnight). */
-  from?: string;
-  to?: string;
-}
-
-export interface RotationInput {
-  name: string;
-  participant_ids: number[];
-  shift_length: number;
-  shift_unit: ShiftUnit;
-  /** `YYYY-MM-DD` in the schedule's zone. */
-  start_date: string;
-  /** `HH:MM` in the schedule's zone. */
-  handoff_time: string;
-  /** Higher wins; default: on top. */
-  layer?: number;
-  restriction?: RotationRestriction;
-}
-
-export interface Rotation extends Omit<RotationInput, 'participant_ids' | 'layer'> {
-  id: number;
-  schedule_id: number;
-  layer: number;
-  participants: { user_id: number; username: string; deleted?: boolean }[];
-  created_at: string;
-}
-
-export interface Schedule {
-  id: number;
-  name: string;
-  time_zone: string;
-  /** True when no zone is set and TERDUT_TIMEZONE applies. */
-  time_zone_from_config?: boolean;
-  is_default: boolean;
-  created_at: string;
-  /** Present on `get`. */
-  rotations?: Rotation[];
-}
-
-export interface Override {
-  id: number;
-  schedule_id: number;
-  user_id: number;
-  username: string;
-  starts_at?: string;
-  ends_at?: string;
-  /** Set for a whole-day override (a day entry). */
-  date?: string;
-  created_at: string;
-}
-
-export type OnCallSourceKind = 'override' | 'rotation' | 'none';
-
-/** Who is on call at `at`; no `user_id` means nobody. */
-export interface OnCall {
-  schedule_id: number;
-  at: string;
-  user_id?: number;
-  username?: string;
-  source: OnCallSourceKind;
-  rotation_id?: number;
-  rotation?: string;
-  override_id?: number;
-  since?: string;
-  until?: string;
-}
-
-export interface TimelineSegment {
-  start: string;
-  end: string;
-  user_id?: number;
-  username?: string;
-  source: OnCallSourceKind;
-  rotation_id?: number;
-  rotation?: string;
-  override_id?: number;
-}
-
 /** `/api/schedules`: several schedules, rotations, overrides, on-call, feeds. */
 export class SchedulesApi {
   readonly #http: HttpTransport;
@@ -152,7 +93,7 @@ export class SchedulesApi {
     return this.#http.request('GET', `/api/schedules/${id}`);
   }
 
-  async create(input: { name: string; time_zone: string }): Promise<Schedule> {
+  async create(input: ScheduleCreate): Promise<Schedule> {
     return this.#http.request('POST', '/api/schedules', { body: input });
   }
 
@@ -180,16 +121,13 @@ export class SchedulesApi {
   }
 
   /** Overrides touching [from, to) (RFC 3339), oldest first. */
-  async overrides(scheduleId: number, window: { from?: string; to?: string } = {}): Promise<Override[]> {
+  async overrides(scheduleId: number, window: WindowQuery = {}): Promise<Override[]> {
     return this.#http.request('GET', `/api/schedules/${scheduleId}/overrides`, {
       query: { from: window.from, to: window.to },
     });
   }
 
-  async addOverride(
-    scheduleId: number,
-    input: { user_id: number; starts_at: string; ends_at: string },
-  ): Promise<Override> {
+  async addOverride(scheduleId: number, input: OverrideInput): Promise<Override> {
     return this.#http.request('POST', `/api/schedules/${scheduleId}/overrides`, { body: input });
   }
 
@@ -203,21 +141,18 @@ export class SchedulesApi {
   }
 
   /** Who is on call now, and who is next. */
-  async now(scheduleId: number): Promise<{ now: OnCall; next?: OnCall }> {
+  async now(scheduleId: number): Promise<OnCallNow> {
     return this.#http.request('GET', `/api/schedules/${scheduleId}/now`);
   }
 
-  async timeline(
-    scheduleId: number,
-    window: { from?: string; to?: string } = {},
-  ): Promise<TimelineSegment[]> {
+  async timeline(scheduleId: number, window: WindowQuery = {}): Promise<TimelineSegment[]> {
     return this.#http.request('GET', `/api/schedules/${scheduleId}/timeline`, {
       query: { from: window.from, to: window.to },
     });
   }
 
   /** A new secret feed URL for the schedule; the previous URL stops working. */
-  async rotateFeed(scheduleId: number): Promise<{ url: string }> {
+  async rotateFeed(scheduleId: number): Promise<CalendarFeed> {
     return this.#http.request('POST', `/api/schedules/${scheduleId}/feed`);
   }
 
@@ -226,7 +161,7 @@ export class SchedulesApi {
   }
 
   /** A new secret feed URL with a person's shifts in every schedule. */
-  async rotatePersonFeed(userId: number): Promise<{ url: string }> {
+  async rotatePersonFeed(userId: number): Promise<CalendarFeed> {
     return this.#http.request('POST', `/api/users/${userId}/calendar-feed`);
   }
 

@@ -1,33 +1,18 @@
+import type { WebhookAlert, WebhookPayload } from '@terdut/contract';
 import type { HttpTransport } from './http.ts';
 
-/** One alert of an Alertmanager webhook notification (version 4). */
-export interface AlertmanagerAlert {
-  status: 'firing' | 'resolved';
-  labels: Record<string, string>;
-  annotations?: Record<string, string>;
-  startsAt: string;
-  /** `0001-01-01T00:00:00Z` means "not ended". */
-  endsAt?: string;
-  generatorURL?: string;
-  fingerprint: string;
-  [unknownKey: string]: unknown;
-}
+/**
+ * One alert of an Alertmanager webhook notification (version 4), as the
+ * contract's schema has it; `endsAt` `0001-01-01T00:00:00Z` means "not ended".
+ * Unknown keys are allowed and ignored by the server.
+ */
+export type AlertmanagerAlert = WebhookAlert & { [unknownKey: string]: unknown };
 
-/** Alertmanager's webhook payload, version 4. Unknown keys are ignored by the server. */
-export interface AlertmanagerNotification {
-  /** The server accepts "4" only. */
-  version: string;
-  groupKey: string;
-  truncatedAlerts?: number;
-  status: 'firing' | 'resolved';
-  receiver: string;
-  groupLabels?: Record<string, string>;
-  commonLabels?: Record<string, string>;
-  commonAnnotations?: Record<string, string>;
-  externalURL?: string;
+/** Alertmanager's webhook payload, version 4 (the server accepts "4" only). Unknown keys are ignored. */
+export type AlertmanagerNotification = Omit<WebhookPayload, 'alerts'> & {
   alerts: AlertmanagerAlert[];
   [unknownKey: string]: unknown;
-}
+};
 
 /** `POST /api/webhook/alertmanager`: what Alertmanager sends; for tools, tests and benchmarks. */
 export class WebhookApi {

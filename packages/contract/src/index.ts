@@ -13,4 +13,7 @@ export * from './common.ts';
 export * from './users.ts';
 export * from './incidents.ts';
 export * from './schedule.ts';
+export * from './schedules.ts';
 export * from './webhook.ts';
+export * from './paging.ts';
+export * from './server-info.ts';

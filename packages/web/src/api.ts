@@ -4,7 +4,7 @@
  * key is ever stored in the browser; state-changing requests carry the CSRF
  * token that the server put in the readable `terdut_csrf` cookie.
  */
-import { TerdutApiError, TerdutClient, type User } from '@terdut/client';
+import { TerdutApiError, TerdutClient, type ServerInfo, type User } from '@terdut/client';
 
 const CSRF_COOKIE = 'terdut_csrf';
 
@@ -42,12 +42,7 @@ export interface Me {
   user: Person;
   has_password: boolean;
 }
-export interface ServerInfo {
-  version: string;
-  time_zone: string;
-  oidc: boolean;
-  bootstrapped: boolean;
-}
+export type { ServerInfo } from '@terdut/client';
 export interface AuditEntry {
   id: number;
   action: string;

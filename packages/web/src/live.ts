@@ -4,12 +4,10 @@
  * every (re)connection, which may have missed some) triggers a refetch.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Change } from '@terdut/client';
 
 export type LiveState = 'connecting' | 'live' | 'reconnecting';
-export interface Change {
-  topic: 'incidents' | 'alerts' | 'schedule';
-  incident_id?: number;
-}
+export type { Change } from '@terdut/client';
 
 const POLL_MS = 15_000;
 /** Even while live, refetch now and then: background jobs (snooze expiry, stale alerts) do not announce. */

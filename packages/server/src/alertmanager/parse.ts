@@ -11,7 +11,7 @@ import {
   WEBHOOK_LIMITS,
   type WebhookAlert,
   type WebhookPayload,
-} from './webhook.ts';
+} from '@terdut/contract';
 
 /**
  * Checks the version and the times, and turns wire values into stored ones;

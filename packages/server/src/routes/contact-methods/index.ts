@@ -1,30 +1,31 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Id } from '@terdut/contract';
-import { principalOf } from '../../http/authentication.ts';
-import type { ContactMethodService } from '../../services/paging/contact-methods.ts';
 import {
+  ContactMethodEnabledSchema,
   ContactMethodInputSchema,
+  ContactMethodParams,
   ContactMethodSchema,
   ContactMethodTestSchema,
   ErrorSchema,
-  serialiseContactMethod,
-} from './wire.ts';
+  IdParams,
+  NoContent,
+  errors as errorsOf,
+} from '@terdut/contract';
+import { principalOf } from '../../http/authentication.ts';
+import type { ContactMethodService } from '../../services/paging/contact-methods.ts';
+import { serialiseContactMethod } from './wire.ts';
 import { access } from '../../http/route-auth.ts';
 
-const UserParams = Type.Object({ id: Id });
-const MethodParams = Type.Object({
-  id: Id,
-  methodId: Id,
-});
+const UserParams = IdParams;
+const MethodParams = ContactMethodParams;
 
 /** `/api/users/{id}/contact-methods`: how a person is paged. Your own as a member, anyone's as an admin. */
 export function contactMethodRoutes(methods: ContactMethodService) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['paging'];
-    const errors = { 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema };
+    const errors = errorsOf(400, 403, 404);
 
     app.get(
       '/api/users/:id/contact-methods',
@@ -71,7 +72,7 @@ export function contactMethodRoutes(methods: ContactMethodService) {
           tags,
           summary: 'Switch a contact method on or off',
           params: MethodParams,
-          body: Type.Object({ enabled: Type.Boolean() }),
+          body: ContactMethodEnabledSchema,
           response: { 200: ContactMethodSchema, ...errors },
         },
       },
@@ -94,7 +95,7 @@ export function contactMethodRoutes(methods: ContactMethodService) {
           tags,
           summary: 'Delete a contact method',
           params: MethodParams,
-          response: { 204: Type.Null(), ...errors },
+          response: { 204: NoContent, ...errors },
         },
       },
       async (request, reply) => {

@@ -1,56 +1,12 @@
-import { Type } from 'typebox';
+import type { ContactMethod } from '@terdut/contract';
 import type { ContactMethodRow } from '../../repositories/contact-methods.ts';
 
-export { ErrorSchema } from '@terdut/contract';
+// The schemas are in @terdut/contract (paging.ts); this maps rows to them.
 
-const Kind = Type.Union([Type.Literal('ntfy'), Type.Literal('webhook'), Type.Literal('email')]);
-
-/** `ContactMethodInput` (api-contract.md). */
-export const ContactMethodInputSchema = Type.Object(
-  {
-    kind: Kind,
-    name: Type.Optional(Type.String({ maxLength: 200 })),
-    target: Type.String({
-      maxLength: 2000,
-      description: 'ntfy: the topic; webhook: the http(s) URL; email: the address',
-    }),
-    secret: Type.Optional(
-      Type.String({
-        maxLength: 200,
-        description:
-          'webhook: the HMAC key for X-Terdut-Signature (at least 16 characters); generated when absent',
-      }),
-    ),
-    enabled: Type.Optional(Type.Boolean()),
-  },
-  { title: 'ContactMethodInput' },
-);
-
-/** `ContactMethod` (api-contract.md). The webhook secret appears only in the answer to its creation. */
-export const ContactMethodSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    user_id: Type.Integer(),
-    kind: Kind,
-    name: Type.String(),
-    target: Type.String(),
-    enabled: Type.Boolean(),
-    created_at: Type.String({ format: 'date-time' }),
-    secret: Type.Optional(Type.String({ description: 'only in the answer to POST, for webhook methods' })),
-  },
-  { title: 'ContactMethod', additionalProperties: false },
-);
-
-export const ContactMethodTestSchema = Type.Object(
-  {
-    delivered: Type.Boolean(),
-    answer: Type.String({ description: "the provider's answer, or why it could not be reached" }),
-    message_id: Type.Optional(Type.String()),
-  },
-  { title: 'ContactMethodTest' },
-);
-
-export function serialiseContactMethod(row: ContactMethodRow, options: { withSecret?: boolean } = {}) {
+export function serialiseContactMethod(
+  row: ContactMethodRow,
+  options: { withSecret?: boolean } = {},
+): ContactMethod {
   return {
     id: row.id,
     user_id: row.user_id,

@@ -1,15 +1,10 @@
+import type { Change } from '@terdut/contract';
 import type { Database } from '../../db/database.ts';
 
 /** The NOTIFY channel every replica listens on for changes the web app shows. */
 export const CHANGES_CHANNEL = 'terdut_changes';
 
-/** What changed, as the web app needs it to decide what to refetch. */
-export interface Change {
-  /** `incidents` (an incident, its alerts, timeline or notes), `alerts`, or `schedule`. */
-  topic: 'incidents' | 'alerts' | 'schedule';
-  /** The incident concerned, when one is. */
-  incident_id?: number;
-}
+export type { Change };
 
 /**
  * Fans database notifications out to this process's live streams. Changes

@@ -6,8 +6,7 @@ import {
   startTestApp,
   type TestApp,
   type TestUser,
-  firingAlert,
-  notification,
+  openIncident,
 } from '@terdut/test-support';
 
 /** Reads server-sent events from `url` until `until` returns true for one; resolves with the events seen. */
@@ -95,17 +94,7 @@ forEachDatabase('live changes', (database) => {
       (event) =>
         event.event === 'change' && JSON.parse(event.data).incident_id === incidentId && incidentId > 0,
       async () => {
-        const webhook = await server.request({
-          method: 'POST',
-          url: '/api/webhook/alertmanager',
-          as: admin,
-          payload: notification({ alerts: [firingAlert({ name: 'LiveStream' })] }),
-        });
-        assert.equal(webhook.status, 200);
-        const list = await server.request({ method: 'GET', url: '/api/incidents', as: admin });
-        incidentId = list.body.find((incident: { title: string }) =>
-          incident.title.includes('LiveStream'),
-        ).id;
+        incidentId = (await openIncident(server, admin, { name: 'LiveStream' })).id;
         // Through the network (inject skips onResponse's timing, not its hook, but a real request is what browsers make).
         const ack = await fetch(`${url}/api/incidents/${incidentId}/acknowledge`, {
           method: 'POST',

@@ -1,13 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Id } from '@terdut/contract';
+import { ErrorSchema, HeartbeatInputSchema, HeartbeatSchema, IdParams, NoContent } from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import type { HeartbeatService } from '../../services/paging/heartbeats.ts';
-import { ErrorSchema, HeartbeatInputSchema, HeartbeatSchema, serialiseHeartbeat } from './wire.ts';
+import { serialiseHeartbeat } from './wire.ts';
 import { access } from '../../http/route-auth.ts';
-
-const IdParams = Type.Object({ id: Id });
 
 /** `/api/heartbeats`: dead man's switches. Everyone reads and pings (cron jobs' keys); admins change (audited). */
 export function heartbeatRoutes(heartbeats: HeartbeatService) {
@@ -49,7 +47,7 @@ export function heartbeatRoutes(heartbeats: HeartbeatService) {
           tags,
           summary: 'Delete a heartbeat (admins)',
           params: IdParams,
-          response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema },
+          response: { 204: NoContent, 403: ErrorSchema, 404: ErrorSchema },
         },
       },
       async (request, reply) => {

@@ -6,8 +6,8 @@ import {
   startTestApp,
   type TestApp,
   type TestUser,
-  firingAlert,
-  notification,
+  openIncident,
+  type IncidentSpec,
 } from '@terdut/test-support';
 
 forEachDatabase('incidents API', (database) => {
@@ -17,7 +17,6 @@ forEachDatabase('incidents API', (database) => {
   let bob: TestUser;
   let admin: TestUser;
   const clock = new ManualClock('2026-07-27T10:00:00Z');
-  let groups = 0;
 
   before(async () => {
     server = await startTestApp(database(), { clock });
@@ -28,28 +27,16 @@ forEachDatabase('incidents API', (database) => {
   });
   after(() => server.close());
 
-  /** Opens a new incident through the webhook, as Alertmanager would. */
-  const openIncident = async (spec: { severity?: string } = {}): Promise<number> => {
-    groups += 1;
-    const response = await server.request({
-      method: 'POST',
-      url: '/api/webhook/alertmanager',
-      payload: notification({
-        groupKey: `incidents-api-${groups}`,
-        alerts: [firingAlert({ name: `Api${groups}`, ...spec })],
-      }),
-      as: alertmanager,
-    });
-    assert.equal(response.status, 200);
-    return response.body.incident_id as number;
-  };
+  /** A new incident, opened through the webhook as Alertmanager would. */
+  const newIncident = async (spec: IncidentSpec = {}): Promise<number> =>
+    (await openIncident(server, alertmanager, spec)).id;
   const call = (method: 'GET' | 'POST' | 'DELETE', url: string, as: TestUser, payload?: object) =>
     server.request({ method, url, as, ...(payload !== undefined ? { payload } : {}) });
   const timelineTypes = async (id: number) =>
     ((await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[]).map((event) => event.type);
 
   test('every incident endpoint refuses callers without credentials with 401', async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     for (const [method, url] of [
       ['GET', '/api/incidents'],
       ['GET', `/api/incidents/${id}`],
@@ -71,7 +58,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('an incident has exactly the contract fields, absent ones omitted rather than null', async () => {
-    const id = await openIncident({ severity: 'warning' });
+    const id = await newIncident({ severity: 'warning' });
     const response = await call('GET', `/api/incidents/${id}`, alice);
     assert.equal(response.status, 200);
     assert.deepEqual(Object.keys(response.body).sort(), [
@@ -117,7 +104,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('acknowledge sets who and when; taking it back clears them; both are on the timeline', async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     clock.advance(60_000);
     const ack = await call('POST', `/api/incidents/${id}/acknowledge`, alice);
     assert.equal(ack.status, 200);
@@ -148,7 +135,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('assign names the assignee (404 for no such user); the event carries the assignee', async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     const assigned = await call('POST', `/api/incidents/${id}/assign`, alice, { user_id: bob.id });
     assert.equal(assigned.status, 200);
     assert.equal(assigned.body.assigned_to, bob.username);
@@ -167,7 +154,7 @@ forEachDatabase('incidents API', (database) => {
 
   test('a deleted user keeps their name on the incidents they acknowledged and were assigned', async () => {
     const carol = await server.createUser('carol-incidents', 'member');
-    const id = await openIncident();
+    const id = await newIncident();
     await call('POST', `/api/incidents/${id}/acknowledge`, carol);
     await call('POST', `/api/incidents/${id}/assign`, alice, { user_id: carol.id });
     await database().query('UPDATE users SET deleted_at = now() WHERE id = $1', [carol.id]);
@@ -175,7 +162,7 @@ forEachDatabase('incidents API', (database) => {
     assert.equal(detail.acknowledged_by, 'carol-incidents');
     assert.equal(detail.assigned_to, 'carol-incidents');
     // Deleted users cannot be assigned anew.
-    const other = await openIncident();
+    const other = await newIncident();
     assert.equal(
       (await call('POST', `/api/incidents/${other}/assign`, alice, { user_id: carol.id })).status,
       404,
@@ -183,7 +170,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('snooze takes Go-style durations, hides the incident from the default list until it expires', async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     const snoozed = await call('POST', `/api/incidents/${id}/snooze`, alice, { duration: '1h30m' });
     assert.equal(snoozed.status, 200);
     assert.equal(snoozed.body.snoozed_until, new Date(clock.now().getTime() + 90 * 60_000).toISOString());
@@ -208,7 +195,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test("a snoozed event's detail is the RFC 3339 time the snooze ends", async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     const snoozed = await call('POST', `/api/incidents/${id}/snooze`, alice, { duration: '2h' });
     const timeline = (await call('GET', `/api/incidents/${id}/timeline`, alice)).body as any[];
     const event = timeline.find((entry) => entry.type === 'snoozed');
@@ -217,7 +204,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('snooze refuses anything but a positive Go-style duration with 400 naming the field', async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     for (const duration of ['', '90', '1d', 'soon', '-5m', '0m', '1h 30m', '9999h']) {
       const response = await call('POST', `/api/incidents/${id}/snooze`, alice, { duration });
       assert.equal(response.status, 400, duration);
@@ -234,7 +221,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('resolve closes the incident by hand; everything but notes and archive then answers 409', async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     clock.advance(60_000);
     const resolved = await call('POST', `/api/incidents/${id}/resolve`, alice);
     assert.equal(resolved.status, 200);
@@ -264,7 +251,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('only resolved incidents can be archived; archived ones leave the default lists', async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     const early = await call('POST', `/api/incidents/${id}/archive`, alice);
     assert.equal(early.status, 409);
     assert.match(early.body.error, /only resolved incidents/);
@@ -293,9 +280,9 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('the list is newest first; status filters; limit caps it; bad filters are 400', async () => {
-    const older = await openIncident();
+    const older = await newIncident();
     clock.advance(60_000);
-    const newer = await openIncident();
+    const newer = await newIncident();
     const list = ((await call('GET', '/api/incidents?limit=2', alice)).body as any[]).map((item) => item.id);
     assert.deepEqual(list, [newer, older]);
     await call('POST', `/api/incidents/${newer}/acknowledge`, alice);
@@ -314,7 +301,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('notes: 201 with the event; content must be non-empty; only your own notes, only notes can be deleted', async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     const note = await call('POST', `/api/incidents/${id}/notes`, alice, { content: 'looking into it' });
     assert.equal(note.status, 201);
     assert.deepEqual(Object.keys(note.body).sort(), [
@@ -349,7 +336,7 @@ forEachDatabase('incidents API', (database) => {
     assert.match(notANote.body.error, /only notes/);
 
     assert.equal((await call('DELETE', `/api/incidents/${id}/notes/999999`, alice)).status, 404);
-    const other = await openIncident();
+    const other = await newIncident();
     assert.equal((await call('DELETE', `/api/incidents/${other}/notes/${note.body.id}`, alice)).status, 404);
 
     const deleted = await call('DELETE', `/api/incidents/${id}/notes/${note.body.id}`, alice);
@@ -358,7 +345,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('the timeline is oldest first and server events carry no user', async () => {
-    const id = await openIncident();
+    const id = await newIncident();
     clock.advance(1000);
     await call('POST', `/api/incidents/${id}/acknowledge`, alice);
     clock.advance(1000);

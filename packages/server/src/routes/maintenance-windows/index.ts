@@ -1,15 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Id } from '@terdut/contract';
-import { principalOf } from '../../http/authentication.ts';
-import type { MaintenanceWindowService } from '../../services/paging/maintenance-windows.ts';
 import {
   ErrorSchema,
+  IdParams,
   MaintenanceWindowInputSchema,
   MaintenanceWindowSchema,
-  serialiseWindow,
-} from './wire.ts';
+  NoContent,
+} from '@terdut/contract';
+import { principalOf } from '../../http/authentication.ts';
+import type { MaintenanceWindowService } from '../../services/paging/maintenance-windows.ts';
+import { serialiseWindow } from './wire.ts';
 import { access } from '../../http/route-auth.ts';
 
 /** `/api/maintenance-windows`: when matching incidents page nobody. Everyone reads; admins change (audited). */
@@ -58,8 +59,8 @@ export function maintenanceWindowRoutes(windows: MaintenanceWindowService) {
         schema: {
           tags,
           summary: 'Delete a maintenance window (admins); held paging resumes now',
-          params: Type.Object({ id: Id }),
-          response: { 204: Type.Null(), 403: ErrorSchema, 404: ErrorSchema },
+          params: IdParams,
+          response: { 204: NoContent, 403: ErrorSchema, 404: ErrorSchema },
         },
       },
       async (request, reply) => {

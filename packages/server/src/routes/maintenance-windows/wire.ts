@@ -1,39 +1,9 @@
-import { Type } from 'typebox';
+import type { MaintenanceWindow } from '@terdut/contract';
 import type { MaintenanceWindowRow } from '../../repositories/maintenance-windows.ts';
 
-export { ErrorSchema } from '@terdut/contract';
+// The schemas are in @terdut/contract (paging.ts); this maps rows to them.
 
-/** `MaintenanceWindowInput` (api-contract.md). */
-export const MaintenanceWindowInputSchema = Type.Object(
-  {
-    starts_at: Type.String({ description: 'RFC 3339 time', examples: ['2026-12-03T22:00:00Z'] }),
-    ends_at: Type.String({ description: 'RFC 3339 time, after starts_at, at most 31 days later' }),
-    matchers: Type.Optional(
-      Type.Array(Type.String({ maxLength: 1000 }), {
-        maxItems: 50,
-        description: 'Alertmanager matchers on the incident labels; none: every incident',
-      }),
-    ),
-    reason: Type.String({ maxLength: 1000 }),
-  },
-  { title: 'MaintenanceWindowInput' },
-);
-
-/** `MaintenanceWindow` (api-contract.md). */
-export const MaintenanceWindowSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    starts_at: Type.String({ format: 'date-time' }),
-    ends_at: Type.String({ format: 'date-time' }),
-    matchers: Type.Array(Type.String()),
-    reason: Type.String(),
-    created_by_id: Type.Optional(Type.Integer()),
-    created_at: Type.String({ format: 'date-time' }),
-  },
-  { title: 'MaintenanceWindow', additionalProperties: false },
-);
-
-export function serialiseWindow(row: MaintenanceWindowRow) {
+export function serialiseWindow(row: MaintenanceWindowRow): MaintenanceWindow {
   return {
     id: row.id,
     starts_at: row.starts_at.toISOString(),

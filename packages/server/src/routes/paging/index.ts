@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { PagingService } from '../../services/paging/paging.ts';
 import {
   CapabilityAcknowledgeResultSchema,
   CapabilityAcknowledgeSchema,
   ErrorSchema,
   PagingReadinessSchema,
-} from './wire.ts';
+} from '@terdut/contract';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { PagingService } from '../../services/paging/paging.ts';
 import { principalOf } from '../../http/authentication.ts';
 import { access } from '../../http/route-auth.ts';
 

@@ -4,17 +4,30 @@ import { Type } from 'typebox';
 import { principalOf } from '../../http/authentication.ts';
 import { badRequest } from '../../errors.ts';
 import { access } from '../../http/route-auth.ts';
-import { Id } from '@terdut/contract';
-import type { SchedulesService } from '../../services/schedules.ts';
 import {
   ErrorSchema,
   FeedSchema,
+  FeedTokenParams,
+  IdParams,
+  NoContent,
+  OnCallNowSchema,
+  OnCallQuery,
   OnCallSchema,
+  OverrideInputSchema,
+  OverrideParams,
   OverrideSchema,
   RotationInputSchema,
+  RotationParams,
   RotationSchema,
+  ScheduleCreateSchema,
   ScheduleSchema,
+  ScheduleUpdateSchema,
   SegmentSchema,
+  WindowQuery,
+  errors as errorsOf,
+} from '@terdut/contract';
+import type { SchedulesService } from '../../services/schedules.ts';
+import {
   serializeOnCall,
   serializeOverride,
   serializeRotation,
@@ -22,10 +35,8 @@ import {
   serializeSegment,
 } from './wire.ts';
 
-const Instant = Type.String({ description: 'RFC 3339 timestamp with a zone' });
-const scheduleParams = Type.Object({ id: Id });
-const windowQuery = Type.Object({ from: Type.Optional(Instant), to: Type.Optional(Instant) });
-const errors = { 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+const scheduleParams = IdParams;
+const errors = errorsOf(400, 403, 404, 409);
 
 function origin(request: FastifyRequest): string {
   return `${request.protocol}://${request.host}`;
@@ -62,10 +73,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
         schema: {
           tags,
           summary: 'Create a schedule (admins)',
-          body: Type.Object(
-            { name: Type.String({ maxLength: 100 }), time_zone: Type.String({ maxLength: 64 }) },
-            { additionalProperties: false },
-          ),
+          body: ScheduleCreateSchema,
           response: { 201: ScheduleSchema, ...errors },
         },
       },
@@ -98,14 +106,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           summary: 'Rename, change the zone, or make the default (admins)',
           description: 'Changing the zone moves every handoff with the wall clock of the new zone.',
           params: scheduleParams,
-          body: Type.Object(
-            {
-              name: Type.Optional(Type.String({ maxLength: 100 })),
-              time_zone: Type.Optional(Type.String({ maxLength: 64 })),
-              is_default: Type.Optional(Type.Boolean()),
-            },
-            { additionalProperties: false },
-          ),
+          body: ScheduleUpdateSchema,
           response: { 200: ScheduleSchema, ...errors },
         },
       },
@@ -123,7 +124,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           tags,
           summary: 'Delete a schedule with its rotations and overrides (admins); not the default (409)',
           params: scheduleParams,
-          response: { 204: Type.Null(), ...errors },
+          response: { 204: NoContent, ...errors },
         },
       },
       async (request, reply) => {
@@ -155,11 +156,6 @@ export function schedulesRoutes(schedules: SchedulesService) {
       },
     );
 
-    const rotationParams = Type.Object({
-      id: Id,
-      rotation_id: Id,
-    });
-
     app.put(
       '/api/schedules/:id/rotations/:rotation_id',
       {
@@ -167,7 +163,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
         schema: {
           tags,
           summary: 'Replace a rotation (admins)',
-          params: rotationParams,
+          params: RotationParams,
           body: RotationInputSchema,
           response: { 200: RotationSchema, ...errors },
         },
@@ -191,8 +187,8 @@ export function schedulesRoutes(schedules: SchedulesService) {
         schema: {
           tags,
           summary: 'Delete a rotation (admins)',
-          params: rotationParams,
-          response: { 204: Type.Null(), ...errors },
+          params: RotationParams,
+          response: { 204: NoContent, ...errors },
         },
       },
       async (request, reply) => {
@@ -214,7 +210,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           tags,
           summary: 'Overrides touching [from, to), oldest first (default: now to now + 30 days)',
           params: scheduleParams,
-          querystring: windowQuery,
+          querystring: WindowQuery,
           response: { 200: Type.Array(OverrideSchema), 400: ErrorSchema, 404: ErrorSchema },
         },
       },
@@ -231,10 +227,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           summary: 'A person covers [starts_at, ends_at), whoever the rotations give (admins)',
           description: 'Where overrides overlap, the newest wins.',
           params: scheduleParams,
-          body: Type.Object(
-            { user_id: Id, starts_at: Instant, ends_at: Instant },
-            { additionalProperties: false },
-          ),
+          body: OverrideInputSchema,
           response: { 201: OverrideSchema, ...errors },
         },
       },
@@ -256,11 +249,8 @@ export function schedulesRoutes(schedules: SchedulesService) {
         schema: {
           tags,
           summary: 'Delete an override (admins); whole-day ones too',
-          params: Type.Object({
-            id: Id,
-            override_id: Id,
-          }),
-          response: { 204: Type.Null(), ...errors },
+          params: OverrideParams,
+          response: { 204: NoContent, ...errors },
         },
       },
       async (request, reply) => {
@@ -282,7 +272,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           tags,
           summary: 'Who is on call at `at` (default now): override, else the highest layer with someone',
           params: scheduleParams,
-          querystring: Type.Object({ at: Type.Optional(Instant) }),
+          querystring: OnCallQuery,
           response: { 200: OnCallSchema, 400: ErrorSchema, 404: ErrorSchema },
         },
       },
@@ -301,7 +291,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           summary: 'Who is on call now, and who is next',
           params: scheduleParams,
           response: {
-            200: Type.Object({ now: OnCallSchema, next: Type.Optional(OnCallSchema) }),
+            200: OnCallNowSchema,
             404: ErrorSchema,
           },
         },
@@ -323,7 +313,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           tags,
           summary: 'The effective schedule over [from, to) (default: now to now + 7 days, at most 366 days)',
           params: scheduleParams,
-          querystring: windowQuery,
+          querystring: WindowQuery,
           response: { 200: Type.Array(SegmentSchema), 400: ErrorSchema, 404: ErrorSchema },
         },
       },
@@ -358,7 +348,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           tags,
           summary: "Turn the schedule's calendar feed off (admins)",
           params: scheduleParams,
-          response: { 204: Type.Null(), ...errors },
+          response: { 204: NoContent, ...errors },
         },
       },
       async (request, reply) => {
@@ -396,7 +386,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           tags,
           summary: "Turn a person's calendar feed off: self or admins",
           params: scheduleParams,
-          response: { 204: Type.Null(), ...errors },
+          response: { 204: NoContent, ...errors },
         },
       },
       async (request, reply) => {
@@ -416,7 +406,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           tags,
           summary: 'iCalendar feed (public; the secret URL is the credential)',
           security: [],
-          params: Type.Object({ token: Type.String({ maxLength: 100 }) }),
+          params: FeedTokenParams,
           response: {
             200: {
               description:

@@ -1,9 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { WebhookAcceptedSchema, errors } from '@terdut/contract';
+import { WebhookAcceptedSchema, WebhookPayload, errors } from '@terdut/contract';
 import type { IntakeService } from '../../services/intake.ts';
 import type { Metrics } from '../../metrics.ts';
-import { WebhookPayload } from '../../alertmanager/webhook.ts';
 import { parseNotification } from '../../alertmanager/parse.ts';
 import { ApiError } from '../../errors.ts';
 import { access } from '../../http/route-auth.ts';

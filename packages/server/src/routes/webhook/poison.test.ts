@@ -20,7 +20,7 @@ import {
   resolvedAlert,
   type WebhookPayloadJson,
 } from '@terdut/test-support';
-import { WEBHOOK_LIMITS } from '../../alertmanager/webhook.ts';
+import { WEBHOOK_LIMITS } from '@terdut/contract';
 
 const WEBHOOK = '/api/webhook/alertmanager';
 

@@ -12,8 +12,7 @@ import {
   testConfig,
   type TestApp,
   type TestUser,
-  firingAlert,
-  notification,
+  openIncident,
   startWebhookReceiver,
   type WebhookReceiver,
 } from '@terdut/test-support';
@@ -51,16 +50,8 @@ forEachDatabase('maintenance windows', (database) => {
   });
 
   const pass = () => server.app.services.paging.runOnce();
-  const open = async (group: string, labels: Record<string, string>) => {
-    const payload = notification({ groupKey: group, alerts: [firingAlert({ name: group, labels })] });
-    const response = await server.request({
-      method: 'POST',
-      url: '/api/webhook/alertmanager',
-      payload,
-      as: admin,
-    });
-    return response.body.incident_id as number;
-  };
+  const open = async (group: string, labels: Record<string, string>) =>
+    (await openIncident(server, admin, { groupKey: group, name: group, labels })).id;
   const pages = (id: number) => receiver.received.filter((hook) => hook.body?.incident?.id === id).length;
 
   test('a matching incident pages nobody during the window, a running escalation waits, and both page at its end', async () => {

@@ -25,6 +25,7 @@ import {
   type TestUser,
   firingAlert,
   notification,
+  openIncident,
   resolvedAlert,
   startWebhookReceiver,
   type WebhookReceiver,
@@ -95,23 +96,14 @@ forEachDatabase('paging', (database) => {
   });
 
   const pass = () => server.app.services.paging.runOnce();
-  const openIncident = async (labels: Record<string, string> = {}, severity = 'critical') => {
+  const openPaged = (labels: Record<string, string> = {}, severity = 'critical') => {
     groupCounter += 1;
-    const alert = firingAlert({
+    return openIncident(server, admin, {
       name: `PagingTest${groupCounter}`,
       severity,
       labels,
       annotations: { summary: 'disk almost full', description: 'less than 5% left' },
     });
-    const payload = notification({ groupKey: `paging-${groupCounter}`, alerts: [alert] });
-    const response = await server.request({
-      method: 'POST',
-      url: '/api/webhook/alertmanager',
-      payload,
-      as: admin,
-    });
-    assert.equal(response.status, 200, JSON.stringify(response.body));
-    return { id: response.body.incident_id as number, payload, alert };
   };
   const timeline = async (id: number) =>
     (await server.request({ method: 'GET', url: `/api/incidents/${id}/timeline`, as: admin })).body as {
@@ -147,7 +139,7 @@ forEachDatabase('paging', (database) => {
   });
 
   test('a new incident pages the person on call at once: ntfy message with priority, link and Acknowledge action', async () => {
-    const { id } = await openIncident({ instance: 'db-1:9100' });
+    const { id } = await openPaged({ instance: 'db-1:9100' });
     await pass();
     const [page, ...others] = await pagesFor(id);
     assert.ok(page, 'alice got a page');
@@ -182,7 +174,7 @@ forEachDatabase('paging', (database) => {
   });
 
   test('pressing Acknowledge as the phone does acknowledges as alice; pressing again is a harmless 200', async () => {
-    const { id } = await openIncident();
+    const { id } = await openPaged();
     await pass();
     const [page] = await pagesFor(id);
     const first = await pressHttpAction(page!.actions![0]!);
@@ -202,7 +194,7 @@ forEachDatabase('paging', (database) => {
   });
 
   test('an altered or expired capability is refused with 403 and changes nothing', async () => {
-    const { id } = await openIncident();
+    const { id } = await openPaged();
     await pass();
     const action = (await pagesFor(id))[0]!.actions![0]!;
     const token = (JSON.parse(action.body!) as { token: string }).token;
@@ -237,7 +229,7 @@ forEachDatabase('paging', (database) => {
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     try {
-      const { id } = await openIncident({ team: 'db' });
+      const { id } = await openPaged({ team: 'db' });
       await pass();
       assert.equal((await pagesFor(id)).length, 1);
       clock.advance(5 * MINUTE - 1000);
@@ -264,7 +256,7 @@ forEachDatabase('paging', (database) => {
       );
 
       // Another incident of the team, acknowledged after step 1: bob is never paged.
-      const second = await openIncident({ team: 'storage' });
+      const second = await openPaged({ team: 'storage' });
       await pass();
       await server.request({ method: 'POST', url: `/api/incidents/${second.id}/acknowledge`, as: alice });
       clock.advance(10 * MINUTE);
@@ -280,7 +272,7 @@ forEachDatabase('paging', (database) => {
   });
 
   test('a snooze pauses paging; when it runs out unacknowledged, paging starts again at step 1', async () => {
-    const { id } = await openIncident();
+    const { id } = await openPaged();
     await pass();
     assert.equal((await pagesFor(id)).length, 1);
     await server.request({
@@ -304,7 +296,7 @@ forEachDatabase('paging', (database) => {
   });
 
   test('taking the acknowledgement back restarts at step 1', async () => {
-    const { id } = await openIncident();
+    const { id } = await openPaged();
     await pass();
     await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
     await server.request({ method: 'DELETE', url: `/api/incidents/${id}/acknowledge`, as: alice });
@@ -314,7 +306,7 @@ forEachDatabase('paging', (database) => {
   });
 
   test('a new alert joining an acknowledged incident tells the acknowledger once; repeated notifications do not', async () => {
-    const { id, payload, alert } = await openIncident({}, 'warning');
+    const { id, payload, alert } = await openPaged({}, 'warning');
     await pass();
     await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
     const joined = notification({
@@ -336,7 +328,7 @@ forEachDatabase('paging', (database) => {
   });
 
   test('resolving sends everyone who was paged a short resolved message', async () => {
-    const { id, alert, payload } = await openIncident();
+    const { id, alert, payload } = await openPaged();
     await pass();
     const resolved = notification({
       groupKey: payload.groupKey,
@@ -354,7 +346,7 @@ forEachDatabase('paging', (database) => {
   test('nobody on call: the built-in default pages every admin at once; an admin without a contact method is skipped and the timeline says so', async () => {
     clock.set('2026-12-10T09:00:00Z'); // nobody is on call that day
     try {
-      const { id } = await openIncident();
+      const { id } = await openPaged();
       await pass();
       await pass();
       const details = (await timeline(id)).filter((e) => e.type === 'escalated').map((e) => e.detail);
@@ -372,7 +364,7 @@ forEachDatabase('paging', (database) => {
 
   test('ntfy answering 429 is retried later and delivered; the timeline shows the attempts', async () => {
     ntfy.limitNext(2);
-    const { id } = await openIncident();
+    const { id } = await openPaged();
     await pass();
     assert.equal((await pagesFor(id)).length, 0);
     for (let i = 0; i < 2; i++) {
@@ -422,7 +414,7 @@ forEachDatabase('paging', (database) => {
     assert.equal(policy.status, 201, JSON.stringify(policy.body));
 
     // Down for two minutes, then back.
-    const first = await openIncident({ route: 'carol' });
+    const first = await openPaged({ route: 'carol' });
     await pass();
     clock.advance(MINUTE);
     await pass();
@@ -439,7 +431,7 @@ forEachDatabase('paging', (database) => {
     }
 
     // Down for longer than the 10-minute budget.
-    const second = await openIncident({ route: 'carol' });
+    const second = await openPaged({ route: 'carol' });
     await pass();
     for (let minute = 0; minute < 11; minute++) {
       clock.advance(MINUTE);
@@ -487,7 +479,7 @@ forEachDatabase('paging', (database) => {
           steps: [{ targets: [{ type: 'user', user_id: bob.id }] }],
         },
       });
-      const { id } = await openIncident({ route: 'bob' });
+      const { id } = await openPaged({ route: 'bob' });
       await pass();
       const failed = (await timeline(id)).find((e) => e.type === 'notification_failed');
       assert.match(failed?.detail ?? '', /webhook answered HTTP 410: \{"error":"receiver refuses"\}$/);
