@@ -88,7 +88,7 @@ export function createServices(deps: ServiceDeps): Services {
       email: deps.config.paging.smtp && smtpSender(deps.config.paging.smtp),
       now: () => deps.clock.now(),
     }),
-    onCall: scheduleOnCallLookup(schedules),
+    onCall: (ref) => scheduleOnCallLookup(schedules, ref),
   });
   const heartbeats = new HeartbeatService({ ...deps, audit });
   return {

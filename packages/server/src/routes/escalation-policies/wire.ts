@@ -10,7 +10,17 @@ const Duration = (description: string) =>
 
 export const PolicyTargetSchema = Type.Union(
   [
-    Type.Object({ type: Type.Literal('on_call') }, { description: 'whoever is on call when the step fires' }),
+    Type.Object(
+      {
+        type: Type.Literal('on_call'),
+        schedule_id: Type.Optional(
+          Type.Integer({
+            description: 'the schedule whose on-call person is paged; absent: the default schedule',
+          }),
+        ),
+      },
+      { description: 'whoever is on call in a schedule when the step fires' },
+    ),
     Type.Object({ type: Type.Literal('user'), user_id: Id }, { description: 'one named person' }),
     Type.Object({ type: Type.Literal('admins') }, { description: 'every admin' }),
   ],

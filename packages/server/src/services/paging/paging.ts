@@ -14,7 +14,7 @@
  */
 import type { Database, Queryable } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
-import { forbidden } from '../../errors.ts';
+import { ApiError, forbidden } from '../../errors.ts';
 import { findIncidentById, type IncidentRow } from '../../repositories/incidents.ts';
 import { listAlertsOfIncident } from '../../repositories/alerts.ts';
 import { insertEvents, type NewIncidentEvent } from '../../repositories/incident-events.ts';
@@ -49,7 +49,7 @@ import { findPageablePeople, listAdminIds, type PageablePerson } from '../../rep
 import { readInstanceSecret } from '../../repositories/instance-secrets.ts';
 import type { IncidentService } from '../incidents.ts';
 import type { PagingConfig } from './config.ts';
-import type { OnCallLookup } from './on-call.ts';
+import type { OnCallLookupFor } from './on-call.ts';
 import type { PagingMetrics } from './metrics.ts';
 import {
   DeliveryError,
@@ -92,7 +92,7 @@ export class PagingService {
   readonly #metrics: PagingMetrics;
   readonly #incidents: IncidentService;
   readonly #providers: Providers;
-  readonly #onCall: OnCallLookup;
+  readonly #onCall: OnCallLookupFor;
   #capabilityKey: Promise<string> | undefined;
   #waking: Promise<void> | undefined;
   #wakeAgain = false;
@@ -104,7 +104,8 @@ export class PagingService {
     metrics: PagingMetrics;
     incidents: IncidentService;
     providers: Providers;
-    onCall: OnCallLookup;
+    /** Who is on call in a schedule (`scheduleOnCallLookup(schedules, ref)`). */
+    onCall: OnCallLookupFor;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
@@ -230,7 +231,7 @@ export class PagingService {
   ): Promise<{ on_call_now: boolean; working_contact_methods: number; warning?: string }> {
     const [person] = await findPageablePeople(this.#db, [userId]);
     if (person === undefined) return { on_call_now: false, working_contact_methods: 0 };
-    const onCallNow = (await this.#onCall(this.#db, this.#clock.now())).includes(userId);
+    const onCallNow = (await this.#onCall('default')(this.#db, this.#clock.now())).includes(userId);
     const working = (await this.#contactsOf(this.#db, person)).length;
     const warning =
       working > 0
@@ -502,11 +503,25 @@ export class PagingService {
   async #targets(tx: Queryable, targets: readonly PolicyTarget[], now: Date): Promise<number[]> {
     const ids: number[] = [];
     for (const target of targets) {
-      if (target.type === 'on_call') ids.push(...(await this.#onCall(tx, now)));
+      if (target.type === 'on_call') ids.push(...(await this.#onCallIn(tx, target.schedule_id, now)));
       else if (target.type === 'admins') ids.push(...(await listAdminIds(tx)));
       else ids.push(target.user_id);
     }
     return [...new Set(ids)];
+  }
+
+  /**
+   * Who is on call in a step's schedule. A schedule deleted after the policy
+   * was saved names nobody (the step moves on) rather than failing the pass
+   * for every incident behind it.
+   */
+  async #onCallIn(tx: Queryable, scheduleId: number | undefined, now: Date): Promise<number[]> {
+    try {
+      return await this.#onCall(scheduleId ?? 'default')(tx, now);
+    } catch (error) {
+      if (scheduleId !== undefined && error instanceof ApiError && error.status === 404) return [];
+      throw error;
+    }
   }
 
   /** A person's working contacts: enabled methods, plus users.ntfy_topic unless a method has that topic. */
