@@ -14,3 +14,4 @@ export * from './users.ts';
 export * from './incidents.ts';
 export * from './schedule.ts';
 export * from './webhook.ts';
+export * from './escalation-policies.ts';
