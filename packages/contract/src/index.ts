@@ -17,3 +17,4 @@ export * from './schedules.ts';
 export * from './webhook.ts';
 export * from './paging.ts';
 export * from './server-info.ts';
+export * from './escalation-policies.ts';

@@ -87,7 +87,8 @@ async function serve(config: Config): Promise<number> {
   const applied = await migrate(db);
   logger.info({ database: description, applied_migrations: applied }, 'database ready');
   const app = await buildApp({ db, config, logger, processMetrics: true, wakePaging: true });
-  // Staleness sweep and retention prune; safe on every replica (they claim work in the database).
+  // Staleness sweep, retention prune, paging, heartbeats and handoff notices; safe on every replica
+  // (they claim work in the database).
   const jobs = startBackgroundJobs(
     [...incidentBackgroundJobs(app.services), ...pagingBackgroundJobs(app.services, config.paging)],
     logger,

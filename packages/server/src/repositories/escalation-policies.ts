@@ -1,7 +1,9 @@
 import type { Queryable } from '../db/database.ts';
 
 /** Whom one step pages. */
-export type PolicyTarget = { type: 'on_call' } | { type: 'user'; user_id: number } | { type: 'admins' };
+/** `on_call` without `schedule_id`: the default schedule (policies from before schedules had ids). */
+export type PolicyTarget =
+  { type: 'on_call'; schedule_id?: number } | { type: 'user'; user_id: number } | { type: 'admins' };
 
 export interface PolicyStep {
   /** Wait after the previous step (for the first: after the incident opened). */

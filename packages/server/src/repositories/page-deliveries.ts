@@ -1,11 +1,13 @@
 import type { Queryable } from '../db/database.ts';
 
-export type DeliveryPurpose = 'page' | 'resolved' | 'update' | 'summary';
+export type DeliveryPurpose = 'page' | 'resolved' | 'update' | 'summary' | 'handoff';
 export type DeliveryState = 'pending' | 'sent' | 'failed' | 'cancelled' | 'folded';
 
 export interface PageDeliveryRow {
   id: number;
-  incident_id: number;
+  /** Null for handoff notices (purpose 'handoff'), which have `handoff_notice_id` instead. */
+  incident_id: number | null;
+  handoff_notice_id: number | null;
   purpose: DeliveryPurpose;
   round: number;
   step: number;
@@ -24,11 +26,12 @@ export interface PageDeliveryRow {
   sent_at: Date | null;
 }
 
-const COLUMNS = `id, incident_id, purpose, round, step, repeat, user_id, contact_key, method_id, kind, target,
+const COLUMNS = `id, incident_id, handoff_notice_id, purpose, round, step, repeat, user_id, contact_key, method_id, kind, target,
   state, attempts, next_attempt_at, last_error, provider_message_id, created_at, sent_at`;
 
 export interface NewDelivery {
-  incident_id: number;
+  incident_id: number | null;
+  handoff_notice_id?: number;
   purpose: DeliveryPurpose;
   round: number;
   step: number;
@@ -55,11 +58,12 @@ export async function insertDeliveries(
   if (deliveries.length === 0) return 0;
   const result = await tx.query(
     `INSERT INTO page_deliveries
-       (incident_id, purpose, round, step, repeat, user_id, contact_key, method_id, kind, target,
-        state, next_attempt_at, created_at)
-     SELECT incident_id, purpose, round, step, repeat, user_id, contact_key, method_id, kind, target,
-            $3, $4, $2
-       FROM jsonb_to_recordset($1::jsonb) AS x(incident_id bigint, purpose text, round int, step int,
+       (incident_id, handoff_notice_id, purpose, round, step, repeat, user_id, contact_key, method_id,
+        kind, target, state, next_attempt_at, created_at)
+     SELECT incident_id, handoff_notice_id, purpose, round, step, repeat, user_id, contact_key, method_id,
+            kind, target, $3, $4, $2
+       FROM jsonb_to_recordset($1::jsonb) AS x(incident_id bigint, handoff_notice_id bigint, purpose text,
+            round int, step int,
             repeat int, user_id bigint, contact_key text, method_id bigint, kind text, target text)
      ON CONFLICT DO NOTHING`,
     [JSON.stringify(deliveries), now, options.state ?? 'pending', options.dueAt ?? now],

@@ -29,6 +29,7 @@ import { EscalationPolicyService } from './paging/escalation-policies.ts';
 import { ContactMethodService } from './paging/contact-methods.ts';
 import { MaintenanceWindowService } from './paging/maintenance-windows.ts';
 import { HeartbeatService } from './paging/heartbeats.ts';
+import { HandoffNoticeService } from './paging/handoff-notices.ts';
 import { createPagingMetrics } from './paging/metrics.ts';
 import { httpProviders } from './paging/providers.ts';
 import { smtpSender } from './paging/email.ts';
@@ -68,6 +69,7 @@ export interface Services {
   contactMethods: ContactMethodService;
   maintenanceWindows: MaintenanceWindowService;
   heartbeats: HeartbeatService;
+  handoffNotices: HandoffNoticeService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -88,7 +90,7 @@ export function createServices(deps: ServiceDeps): Services {
       email: deps.config.paging.smtp && smtpSender(deps.config.paging.smtp),
       now: () => deps.clock.now(),
     }),
-    onCall: scheduleOnCallLookup(schedules),
+    onCall: (ref) => scheduleOnCallLookup(schedules, ref),
   });
   const heartbeats = new HeartbeatService({ ...deps, audit });
   return {
@@ -120,6 +122,12 @@ export function createServices(deps: ServiceDeps): Services {
     heartbeats,
     incidents,
     paging,
+    handoffNotices: new HandoffNoticeService({
+      ...deps,
+      schedules,
+      paging,
+      ...(deps.wakePaging ? { onClaimed: () => paging.wake() } : {}),
+    }),
     escalationPolicies: new EscalationPolicyService({ ...deps, audit }),
     contactMethods: new ContactMethodService({ ...deps, paging }),
     maintenanceWindows: new MaintenanceWindowService({ ...deps, audit }),

@@ -418,10 +418,8 @@ export class SchedulesService {
    * The changes of who is on call in (from, to), for handoff notices. Each
    * says who hands over to whom; either side may be nobody.
    *
-   * The notices themselves (a message to each person through their contact
-   * methods) are not sent here: contact methods do not exist yet. A notifier
-   * calls this for the window since its last run and sends one message per
-   * side of each handoff.
+   * The notices themselves are sent by services/paging/handoff-notices.ts
+   * (through `allHandoffsBetween`).
    */
   async handoffsBetween(ref: ScheduleRef, from: Date, to: Date): Promise<HandoffNotice[]> {
     const schedule = await this.#find(this.#db, ref);
@@ -438,10 +436,10 @@ export class SchedulesService {
 
   /**
    * The seam for handoff notices: every handoff in (from, to) in every
-   * schedule, oldest first. A notifier job (once contact methods exist) keeps
-   * the end of the window it last covered, calls this for the time since, and
-   * tells `toUser` "on call for <schedule> until <next handoff>" and
-   * `fromUser` that their shift ended.
+   * schedule, oldest first. The handoff-notice job (services/paging/
+   * handoff-notices.ts) asks for its look-back window on every pass and tells
+   * `toUser` "on call for <schedule> until <next handoff>" and `fromUser` that
+   * their shift ended.
    */
   async allHandoffsBetween(from: Date, to: Date): Promise<{ schedule: Schedule; handoff: HandoffNotice }[]> {
     const result: { schedule: Schedule; handoff: HandoffNotice }[] = [];
@@ -883,8 +881,9 @@ function namesIn(spec: { rotationRows: RotationRow[]; overrideRows: OverrideRow[
 }
 
 /**
- * Paging's on-call seam (`OnCallLookup` in services/paging/on-call.ts on the
- * paging branch: `(db, at) => user ids`), answered by schedule `ref`.
+ * Paging's on-call seam (`OnCallLookup` in services/paging/on-call.ts:
+ * `(db, at) => user ids`), answered by schedule `ref` (the default, or a
+ * step's `{ type: 'on_call', schedule_id }`).
  *
  * @example const lookup = scheduleOnCallLookup(services.schedules); // the default schedule
  */

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Id } from '@terdut/contract';
+import { EscalationPolicyInputSchema, EscalationPolicySchema, Id } from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import type { EscalationPolicyService } from '../../services/paging/escalation-policies.ts';
-import { ErrorSchema, PolicyInputSchema, PolicySchema, serialisePolicy } from './wire.ts';
+import { ErrorSchema, serialisePolicy } from './wire.ts';
 import { access } from '../../http/route-auth.ts';
 
 const IdParams = Type.Object({ id: Id });
@@ -24,7 +24,7 @@ export function escalationPolicyRoutes(policies: EscalationPolicyService) {
           summary: 'Escalation policies in routing order',
           description:
             'The first policy whose matchers all match an incident wins; else the default one; else the built-in default.',
-          response: { 200: Type.Array(PolicySchema) },
+          response: { 200: Type.Array(EscalationPolicySchema) },
         },
       },
       async () => (await policies.list()).map(serialisePolicy),
@@ -38,7 +38,7 @@ export function escalationPolicyRoutes(policies: EscalationPolicyService) {
           tags,
           summary: 'One escalation policy',
           params: IdParams,
-          response: { 200: PolicySchema, 404: ErrorSchema },
+          response: { 200: EscalationPolicySchema, 404: ErrorSchema },
         },
       },
       async (request) => serialisePolicy(await policies.get(request.params.id)),
@@ -51,8 +51,8 @@ export function escalationPolicyRoutes(policies: EscalationPolicyService) {
         schema: {
           tags,
           summary: 'Create an escalation policy (admins)',
-          body: PolicyInputSchema,
-          response: { 201: PolicySchema, 400: ErrorSchema, 403: ErrorSchema, 409: ErrorSchema },
+          body: EscalationPolicyInputSchema,
+          response: { 201: EscalationPolicySchema, 400: ErrorSchema, 403: ErrorSchema, 409: ErrorSchema },
         },
       },
       async (request, reply) => {
@@ -70,9 +70,9 @@ export function escalationPolicyRoutes(policies: EscalationPolicyService) {
           summary: 'Replace an escalation policy (admins)',
           description: 'Escalations already running keep the version they started with.',
           params: IdParams,
-          body: PolicyInputSchema,
+          body: EscalationPolicyInputSchema,
           response: {
-            200: PolicySchema,
+            200: EscalationPolicySchema,
             400: ErrorSchema,
             403: ErrorSchema,
             404: ErrorSchema,

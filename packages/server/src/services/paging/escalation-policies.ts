@@ -17,6 +17,7 @@ import {
   type PolicyTarget,
 } from '../../repositories/escalation-policies.ts';
 import { findPageablePeople } from '../../repositories/paging-people.ts';
+import { findSchedule } from '../../repositories/schedules.ts';
 import type { AuditService } from '../audit.ts';
 import { parseMatcher } from './matchers.ts';
 
@@ -168,6 +169,14 @@ async function validPolicy(
     if (missing !== undefined) {
       throw badRequest(`field "steps.${index}.targets": user ${missing} is not a person who can be paged`);
     }
+    for (const [targetIndex, target] of step.targets.entries()) {
+      if (target.type !== 'on_call' || target.schedule_id === undefined) continue;
+      if ((await findSchedule(tx, target.schedule_id)) === undefined) {
+        throw badRequest(
+          `field "steps.${index}.targets.${targetIndex}.schedule_id": schedule ${target.schedule_id} does not exist; list them with GET /api/schedules, or leave it out for the default schedule`,
+        );
+      }
+    }
     steps.push({ delay_ms: delayMs, targets: step.targets.map(normaliseTarget) });
   }
   const repeat = input.repeat ?? 0;
@@ -216,5 +225,9 @@ function stepDelay(text: string | undefined, index: number): number {
 }
 
 function normaliseTarget(target: PolicyTarget): PolicyTarget {
-  return target.type === 'user' ? { type: 'user', user_id: target.user_id } : { type: target.type };
+  if (target.type === 'user') return { type: 'user', user_id: target.user_id };
+  if (target.type === 'on_call' && target.schedule_id !== undefined) {
+    return { type: 'on_call', schedule_id: target.schedule_id };
+  }
+  return { type: target.type };
 }

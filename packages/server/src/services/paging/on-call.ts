@@ -6,3 +6,10 @@ import type { Queryable } from '../../db/database.ts';
  * on-call of a schedule, rotations and overrides included).
  */
 export type OnCallLookup = (db: Queryable, at: Date) => Promise<number[]>;
+
+/**
+ * The lookup for one schedule (`'default'`, or an id from a step's
+ * `{ type: 'on_call', schedule_id }`); services/schedules.ts answers it with
+ * `scheduleOnCallLookup(schedules, ref)`.
+ */
+export type OnCallLookupFor = (ref: number | 'default') => OnCallLookup;

@@ -14,7 +14,7 @@
  */
 import type { Database, Queryable } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
-import { forbidden } from '../../errors.ts';
+import { ApiError, forbidden } from '../../errors.ts';
 import { findIncidentById, type IncidentRow } from '../../repositories/incidents.ts';
 import { listAlertsOfIncident } from '../../repositories/alerts.ts';
 import { insertEvents, type NewIncidentEvent } from '../../repositories/incident-events.ts';
@@ -46,10 +46,15 @@ import {
   type ContactMethodRow,
 } from '../../repositories/contact-methods.ts';
 import { findPageablePeople, listAdminIds, type PageablePerson } from '../../repositories/paging-people.ts';
+import {
+  claimHandoffNotice,
+  findHandoffNotice,
+  type NewHandoffNotice,
+} from '../../repositories/handoff-notices.ts';
 import { readInstanceSecret } from '../../repositories/instance-secrets.ts';
 import type { IncidentService } from '../incidents.ts';
 import type { PagingConfig } from './config.ts';
-import type { OnCallLookup } from './on-call.ts';
+import type { OnCallLookupFor } from './on-call.ts';
 import type { PagingMetrics } from './metrics.ts';
 import {
   DeliveryError,
@@ -92,7 +97,7 @@ export class PagingService {
   readonly #metrics: PagingMetrics;
   readonly #incidents: IncidentService;
   readonly #providers: Providers;
-  readonly #onCall: OnCallLookup;
+  readonly #onCall: OnCallLookupFor;
   #capabilityKey: Promise<string> | undefined;
   #waking: Promise<void> | undefined;
   #wakeAgain = false;
@@ -104,7 +109,8 @@ export class PagingService {
     metrics: PagingMetrics;
     incidents: IncidentService;
     providers: Providers;
-    onCall: OnCallLookup;
+    /** Who is on call in a schedule (`scheduleOnCallLookup(schedules, ref)`). */
+    onCall: OnCallLookupFor;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
@@ -230,7 +236,7 @@ export class PagingService {
   ): Promise<{ on_call_now: boolean; working_contact_methods: number; warning?: string }> {
     const [person] = await findPageablePeople(this.#db, [userId]);
     if (person === undefined) return { on_call_now: false, working_contact_methods: 0 };
-    const onCallNow = (await this.#onCall(this.#db, this.#clock.now())).includes(userId);
+    const onCallNow = (await this.#onCall('default')(this.#db, this.#clock.now())).includes(userId);
     const working = (await this.#contactsOf(this.#db, person)).length;
     const warning =
       working > 0
@@ -502,11 +508,25 @@ export class PagingService {
   async #targets(tx: Queryable, targets: readonly PolicyTarget[], now: Date): Promise<number[]> {
     const ids: number[] = [];
     for (const target of targets) {
-      if (target.type === 'on_call') ids.push(...(await this.#onCall(tx, now)));
+      if (target.type === 'on_call') ids.push(...(await this.#onCallIn(tx, target.schedule_id, now)));
       else if (target.type === 'admins') ids.push(...(await listAdminIds(tx)));
       else ids.push(target.user_id);
     }
     return [...new Set(ids)];
+  }
+
+  /**
+   * Who is on call in a step's schedule. A schedule deleted after the policy
+   * was saved names nobody (the step moves on) rather than failing the pass
+   * for every incident behind it.
+   */
+  async #onCallIn(tx: Queryable, scheduleId: number | undefined, now: Date): Promise<number[]> {
+    try {
+      return await this.#onCall(scheduleId ?? 'default')(tx, now);
+    } catch (error) {
+      if (scheduleId !== undefined && error instanceof ApiError && error.status === 404) return [];
+      throw error;
+    }
   }
 
   /** A person's working contacts: enabled methods, plus users.ntfy_topic unless a method has that topic. */
@@ -530,22 +550,20 @@ export class PagingService {
   // ---- delivery --------------------------------------------------------
 
   async #send(delivery: PageDeliveryRow): Promise<void> {
-    const incident = await findIncidentById(this.#db, delivery.incident_id);
+    if (delivery.handoff_notice_id !== null) return this.#sendHandoff(delivery, delivery.handoff_notice_id);
+    const incident =
+      delivery.incident_id === null ? undefined : await findIncidentById(this.#db, delivery.incident_id);
     const [person] = await findPageablePeople(this.#db, [delivery.user_id]);
-    let secret: string | null = null;
     let problem: string | undefined;
     if (incident === undefined) problem = 'the incident no longer exists';
     else if (person === undefined) problem = 'the person no longer exists';
-    if (delivery.method_id !== null && problem === undefined) {
-      const method = await findContactMethodById(this.#db, delivery.method_id);
-      if (method === undefined) problem = 'the contact method was deleted';
-      else if (!method.enabled) problem = 'the contact method was switched off';
-      else secret = method.secret;
-    }
+    const method = problem === undefined ? await this.#methodOf(delivery) : { secret: null };
+    problem ??= method.problem;
     if (problem !== undefined || incident === undefined || person === undefined) {
       await this.#recordFailure(delivery, new DeliveryError(problem ?? 'unknown', true));
       return;
     }
+    const secret = method.secret;
     let message: PageMessage;
     if (delivery.purpose === 'summary') {
       const from = new Date(delivery.round * MINUTE_MS);
@@ -579,6 +597,88 @@ export class PagingService {
     await this.#recordSuccess(delivery, incident, answer);
   }
 
+  /** The secret of the delivery's contact method, or why it can no longer be used. */
+  async #methodOf(delivery: PageDeliveryRow): Promise<{ secret: string | null; problem?: string }> {
+    if (delivery.method_id === null) return { secret: null };
+    const method = await findContactMethodById(this.#db, delivery.method_id);
+    if (method === undefined) return { secret: null, problem: 'the contact method was deleted' };
+    if (!method.enabled) return { secret: null, problem: 'the contact method was switched off' };
+    return { secret: method.secret };
+  }
+
+  /** A handoff notice: its message was composed when the handoff was claimed. */
+  async #sendHandoff(delivery: PageDeliveryRow, noticeId: number): Promise<void> {
+    const notice = await findHandoffNotice(this.#db, noticeId);
+    const [person] = await findPageablePeople(this.#db, [delivery.user_id]);
+    const method = await this.#methodOf(delivery);
+    const problem =
+      notice === undefined
+        ? 'the schedule no longer exists'
+        : person === undefined
+          ? 'the person no longer exists'
+          : method.problem;
+    if (problem !== undefined || notice === undefined) {
+      await this.#recordFailure(delivery, new DeliveryError(problem ?? 'unknown', true));
+      return;
+    }
+    const message: PageMessage = {
+      title: notice.title,
+      text: notice.body,
+      priority: 3,
+      tags: ['calendar'],
+      webhookBody: { ...notice.webhook_body, title: notice.title, text: notice.body },
+    };
+    const to: ContactTarget = {
+      kind: delivery.kind as ContactTarget['kind'],
+      target: delivery.target,
+      secret: method.secret,
+      deliveryId: String(delivery.id),
+    };
+    try {
+      const answer = await this.#providers.send(to, message);
+      await this.#recordSuccess(delivery, undefined, answer);
+    } catch (error) {
+      await this.#recordFailure(
+        delivery,
+        error instanceof DeliveryError ? error : new DeliveryError((error as Error).message, false),
+      );
+    }
+  }
+
+  /**
+   * Claims a handoff notice (the unique key makes it once across replicas and
+   * passes) and queues its message to each of the person's working contacts,
+   * in one transaction. False when it was claimed before.
+   */
+  async queueHandoffNotice(notice: NewHandoffNotice): Promise<boolean> {
+    const now = this.#clock.now();
+    return this.#db.transaction(async (tx) => {
+      const id = await claimHandoffNotice(tx, notice, now);
+      if (id === undefined) return false;
+      const [person] = await findPageablePeople(tx, [notice.user_id]);
+      if (person === undefined) return true;
+      const contacts = await this.#contactsOf(tx, person);
+      await insertDeliveries(
+        tx,
+        contacts.map((contact) => ({
+          incident_id: null,
+          handoff_notice_id: id,
+          purpose: 'handoff' as const,
+          round: 0,
+          step: 0,
+          repeat: 0,
+          user_id: person.id,
+          contact_key: contact.key,
+          method_id: contact.methodId,
+          kind: contact.kind,
+          target: contact.target,
+        })),
+        now,
+      );
+      return true;
+    });
+  }
+
   async #compose(
     delivery: PageDeliveryRow,
     incident: IncidentRow,
@@ -598,7 +698,7 @@ export class PagingService {
       );
     }
     return composeMessage({
-      purpose: delivery.purpose,
+      purpose: delivery.purpose as Exclude<PageDeliveryRow['purpose'], 'handoff'>,
       incident,
       alerts,
       person,
@@ -611,12 +711,13 @@ export class PagingService {
 
   async #recordSuccess(
     delivery: PageDeliveryRow,
-    incident: IncidentRow,
+    incident: IncidentRow | undefined,
     answer: ProviderAnswer,
   ): Promise<void> {
     const now = this.#clock.now();
     await this.#db.transaction(async (tx) => {
       await markSent(tx, delivery.id, answer.messageId, now);
+      if (delivery.incident_id === null) return;
       await insertEvents(
         tx,
         [
@@ -633,7 +734,7 @@ export class PagingService {
       );
     });
     this.#metrics.pagesSent.inc({ method: delivery.kind, purpose: delivery.purpose });
-    if (delivery.purpose === 'page') {
+    if (delivery.purpose === 'page' && incident !== undefined) {
       const firstPage = delivery.round === 0 && delivery.step === 0 && delivery.repeat === 0;
       const from = firstPage ? incident.triggered_at : delivery.created_at;
       this.#metrics.deliveryLatency.observe(
@@ -666,6 +767,7 @@ export class PagingService {
       : `${error.message}; gave up after ${delivery.attempts} attempts in ${formatDuration(this.#config.retryBudgetMs)}`;
     await this.#db.transaction(async (tx) => {
       await markFailed(tx, delivery.id, why);
+      if (delivery.incident_id === null) return;
       await insertEvents(
         tx,
         [
@@ -678,12 +780,18 @@ export class PagingService {
         ],
         now,
       );
-      if (delivery.purpose === 'page') await this.#moveOnAfterFailure(tx, delivery, now);
+      if (delivery.purpose === 'page') {
+        await this.#moveOnAfterFailure(tx, { ...delivery, incident_id: delivery.incident_id }, now);
+      }
     });
     this.#metrics.pagesFailed.inc({ method: delivery.kind, purpose: delivery.purpose });
   }
 
-  async #moveOnAfterFailure(tx: Queryable, delivery: PageDeliveryRow, now: Date): Promise<void> {
+  async #moveOnAfterFailure(
+    tx: Queryable,
+    delivery: PageDeliveryRow & { incident_id: number },
+    now: Date,
+  ): Promise<void> {
     await tx.query(`SELECT id FROM incidents WHERE id = $1 FOR NO KEY UPDATE`, [delivery.incident_id]);
     const escalation = await lockEscalation(tx, delivery.incident_id);
     if (escalation === undefined || escalation.state !== 'active' || escalation.round !== delivery.round)
@@ -711,6 +819,7 @@ function describeDelivery(delivery: PageDeliveryRow): string {
         ? `email to ${delivery.target}`
         : `${delivery.kind} (contact method ${delivery.method_id ?? '?'})`;
   if (delivery.purpose === 'resolved') return `${via}, resolved notice`;
+  if (delivery.purpose === 'handoff') return `${via}, handoff notice`;
   if (delivery.purpose === 'update') return `${via}, update for the acknowledger`;
   if (delivery.purpose === 'summary') return `${via}, storm summary`;
   return `${via}, step ${delivery.step + 1}${delivery.repeat > 0 ? ` (repeat ${delivery.repeat})` : ''}`;

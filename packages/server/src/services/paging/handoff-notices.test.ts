@@ -1,0 +1,162 @@
+/**
+ * Handoff notices (issue 13) on both databases: a weekly rotation handing
+ * over Monday 09:00 Europe/Berlin tells the new person once that their shift
+ * started and the previous person once that theirs ended, however many
+ * passes and service instances (replicas) see the handoff; a handoff older
+ * than the look-back is never told. Time moves by hand (ManualClock); the
+ * messages go through the paging outbox to a real webhook receiver on
+ * loopback and the ntfy STAND-IN (test/peers/ntfy-standin.ts).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { pollTopic, startNtfyStandin, type NtfyStandin } from '../../../../../test/peers/ntfy-standin.ts';
+import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  testConfig,
+  type TestApp,
+  type TestUser,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '@terdut/test-support';
+
+const NTFY_TOKEN = 'tk_standintoken0123456789abcdef';
+const MINUTE = 60_000;
+
+forEachDatabase('handoff notices', (database) => {
+  let server: TestApp;
+  let replica: TestApp;
+  let ntfy: NtfyStandin;
+  let receiver: WebhookReceiver;
+  let admin: TestUser;
+  let alice: TestUser;
+  let bob: TestUser;
+  let databases: number;
+  const clock = new ManualClock('2026-12-07T07:50:00Z');
+
+  before(async () => {
+    ntfy = await startNtfyStandin({ token: NTFY_TOKEN });
+    receiver = await startWebhookReceiver();
+    const config = testConfig({ TERDUT_NTFY_URL: ntfy.url, TERDUT_NTFY_TOKEN: NTFY_TOKEN });
+    server = await startTestApp(database(), { clock, config });
+    // A second instance on the same database: another replica.
+    replica = await startTestApp(server.db, { clock, config });
+    admin = await server.createUser('handoff-admin', 'admin');
+    alice = await server.createUser('alice');
+    bob = await server.createUser('bob');
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/schedules',
+      as: admin,
+      payload: { name: 'Databases', time_zone: 'Europe/Berlin' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    databases = created.body.id;
+    // Alice from Monday 30 November 09:00, Bob from Monday 7 December 09:00 (08:00 UTC), and so on.
+    const rotation = await server.request({
+      method: 'POST',
+      url: `/api/schedules/${databases}/rotations`,
+      as: admin,
+      payload: {
+        name: 'Weekly',
+        participant_ids: [alice.id, bob.id],
+        shift_length: 1,
+        shift_unit: 'weeks',
+        start_date: '2026-11-30',
+        handoff_time: '09:00',
+      },
+    });
+    assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+    for (const [person, payload] of [
+      [alice, { kind: 'ntfy', target: 'alice-phone' }],
+      [bob, { kind: 'webhook', target: receiver.url }],
+    ] as const) {
+      const method = await server.request({
+        method: 'POST',
+        url: `/api/users/${person.id}/contact-methods`,
+        as: person,
+        payload,
+      });
+      assert.equal(method.status, 201, JSON.stringify(method.body));
+    }
+  });
+  after(async () => {
+    await replica.close();
+    await server.close();
+    await ntfy.close();
+    await receiver.close();
+  });
+
+  /** One replica's handoff pass, then its paging pass (which sends what was queued). */
+  const pass = async (app: TestApp) => {
+    const claimed = await app.app.services.handoffNotices.runOnce();
+    await app.app.services.paging.runOnce();
+    return claimed;
+  };
+  const handoffHooks = () => receiver.received.filter((hook) => hook.body?.event === 'handoff');
+  const aliceMessages = async () => pollTopic(ntfy.url, 'alice-phone', NTFY_TOKEN);
+
+  test('before the handoff nobody is told anything', async () => {
+    assert.equal(await pass(server), 0);
+    assert.deepEqual(handoffHooks(), []);
+    assert.deepEqual(await aliceMessages(), []);
+  });
+
+  test('at the handoff Bob is told his shift started (until Mon 09:00) and Alice that hers ended', async () => {
+    clock.set('2026-12-07T08:00:30Z');
+    assert.equal(await pass(server), 2);
+
+    const hooks = handoffHooks();
+    assert.equal(hooks.length, 1, JSON.stringify(receiver.received.map((hook) => hook.body)));
+    const started = hooks[0]!.body;
+    assert.equal(started.kind, 'started');
+    assert.equal(started.title, 'On call for Databases until Mon 09:00');
+    assert.equal(started.person.username, 'bob');
+    assert.equal(started.at, '2026-12-07T08:00:00.000Z');
+    assert.equal(started.until, '2026-12-14T08:00:00.000Z');
+    assert.deepEqual(started.schedule, { id: databases, name: 'Databases', time_zone: 'Europe/Berlin' });
+
+    const ended = await aliceMessages();
+    assert.equal(ended.length, 1, JSON.stringify(ended));
+    assert.equal(ended[0]!.title, 'Your on-call shift for Databases ended');
+    assert.match(ended[0]!.message ?? '', /bob is on call now/);
+  });
+
+  test('later passes, on this instance and on another replica, tell nobody twice', async () => {
+    clock.advance(MINUTE);
+    assert.equal(await pass(server), 0);
+    assert.equal(await pass(replica), 0);
+    clock.advance(10 * MINUTE); // still inside the look-back
+    assert.equal(await pass(replica), 0);
+    assert.equal(await pass(server), 0);
+    assert.equal(handoffHooks().length, 1);
+    assert.equal((await aliceMessages()).length, 1);
+  });
+
+  test('two replicas passing at the same moment claim each notice once between them', async () => {
+    // The next handoff (Bob to Alice) on Monday 14 December 09:00.
+    clock.set('2026-12-14T08:00:05Z');
+    const [a, b] = await Promise.all([
+      replica.app.services.handoffNotices.runOnce(),
+      server.app.services.handoffNotices.runOnce(),
+    ]);
+    assert.equal(a + b, 2);
+    await Promise.all([server.app.services.paging.runOnce(), replica.app.services.paging.runOnce()]);
+    const hooks = handoffHooks();
+    assert.equal(hooks.length, 2);
+    assert.equal(hooks[1]!.body.kind, 'ended');
+    const messages = await aliceMessages();
+    assert.equal(messages.length, 2);
+    assert.equal(messages[1]!.title, 'On call for Databases until Mon 09:00');
+  });
+
+  test('a handoff older than the look-back is never told (no flood after downtime)', async () => {
+    // Down from before the 21 December handoff until 20 minutes after it.
+    clock.set('2026-12-21T08:20:00Z');
+    assert.equal(await pass(server), 0);
+    assert.equal(await pass(replica), 0);
+    assert.equal(handoffHooks().length, 2);
+    assert.equal((await aliceMessages()).length, 2);
+  });
+});

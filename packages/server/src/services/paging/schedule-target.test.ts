@@ -1,0 +1,129 @@
+/**
+ * An escalation step that pages "whoever is on call in schedule S" (issue 13),
+ * on both databases: the worker asks that schedule, not the default one, and
+ * a schedule id that does not exist is refused when the policy is saved.
+ * Pages go through the ntfy STAND-IN and a real webhook receiver on loopback.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { pollTopic, startNtfyStandin, type NtfyStandin } from '../../../../../test/peers/ntfy-standin.ts';
+import {
+  forEachDatabase,
+  ManualClock,
+  startTestApp,
+  testConfig,
+  type TestApp,
+  type TestUser,
+  firingAlert,
+  notification,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '@terdut/test-support';
+
+const NTFY_TOKEN = 'tk_standintoken0123456789abcdef';
+
+forEachDatabase('escalation step targeting a schedule', (database) => {
+  let server: TestApp;
+  let ntfy: NtfyStandin;
+  let receiver: WebhookReceiver;
+  let admin: TestUser;
+  let alice: TestUser;
+  let bob: TestUser;
+  let databases: number;
+  const clock = new ManualClock('2026-12-03T09:00:00Z');
+
+  before(async () => {
+    ntfy = await startNtfyStandin({ token: NTFY_TOKEN });
+    receiver = await startWebhookReceiver();
+    server = await startTestApp(database(), {
+      clock,
+      config: testConfig({ TERDUT_NTFY_URL: ntfy.url, TERDUT_NTFY_TOKEN: NTFY_TOKEN }),
+    });
+    admin = await server.createUser('target-admin', 'admin');
+    alice = await server.createUser('alice');
+    bob = await server.createUser('bob');
+    // Alice is on call in the default schedule, Bob in "Databases".
+    const day = await server.request({
+      method: 'POST',
+      url: '/api/schedule',
+      as: admin,
+      payload: { user_id: alice.id, dates: ['2026-12-03'] },
+    });
+    assert.equal(day.status, 201, JSON.stringify(day.body));
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/schedules',
+      as: admin,
+      payload: { name: 'Databases', time_zone: 'Europe/Berlin' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    databases = created.body.id;
+    const override = await server.request({
+      method: 'POST',
+      url: `/api/schedules/${databases}/overrides`,
+      as: admin,
+      payload: { user_id: bob.id, starts_at: '2026-12-03T00:00:00Z', ends_at: '2026-12-04T00:00:00Z' },
+    });
+    assert.equal(override.status, 201, JSON.stringify(override.body));
+    for (const [person, payload] of [
+      [alice, { kind: 'ntfy', target: 'alice-pager' }],
+      [bob, { kind: 'webhook', target: receiver.url }],
+    ] as const) {
+      const method = await server.request({
+        method: 'POST',
+        url: `/api/users/${person.id}/contact-methods`,
+        as: person,
+        payload,
+      });
+      assert.equal(method.status, 201, JSON.stringify(method.body));
+    }
+  });
+  after(async () => {
+    await server.close();
+    await ntfy.close();
+    await receiver.close();
+  });
+
+  test('a step naming a schedule that does not exist is refused, naming the field', async () => {
+    const response = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'Ghost',
+        steps: [{ targets: [{ type: 'admins' }, { type: 'on_call', schedule_id: 9999 }] }],
+      },
+    });
+    assert.equal(response.status, 400);
+    assert.match(response.body.error, /"steps\.0\.targets\.1\.schedule_id": schedule 9999 does not exist/);
+  });
+
+  test('a policy paging the on-call person of "Databases" pages Bob, not the default schedule\'s Alice', async () => {
+    const policy = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'Databases',
+        default: true,
+        steps: [{ targets: [{ type: 'on_call', schedule_id: databases }] }],
+      },
+    });
+    assert.equal(policy.status, 201, JSON.stringify(policy.body));
+    assert.deepEqual(policy.body.steps[0].targets, [{ type: 'on_call', schedule_id: databases }]);
+
+    const opened = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      as: admin,
+      payload: notification({ groupKey: 'db-target', alerts: [firingAlert({ name: 'ReplicaLag' })] }),
+    });
+    assert.equal(opened.status, 200, JSON.stringify(opened.body));
+    await server.app.services.paging.runOnce();
+
+    const pages = receiver.received.filter((hook) => hook.body?.event === 'page');
+    assert.equal(pages.length, 1, JSON.stringify(receiver.received.map((hook) => hook.body)));
+    assert.equal(pages[0]!.body.person.username, 'bob');
+    assert.deepEqual(await pollTopic(ntfy.url, 'alice-pager', NTFY_TOKEN), []);
+  });
+});
