@@ -338,8 +338,8 @@ function RotationForm(props: {
               </button>
             </li>
           ))}
-          {participants.length === 0 && <li class="muted">No one yet: add people in their order.</li>}
         </ol>
+        {participants.length === 0 && <p class="muted">No one yet: add people in their order.</p>}
         <div class="inline-form">
           <label class="inline">
             Person to add
