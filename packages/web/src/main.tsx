@@ -11,6 +11,7 @@ import { QueuePage } from './pages/queue.tsx';
 import { IncidentPage } from './pages/incident.tsx';
 import { AlertsPage } from './pages/alerts.tsx';
 import { SchedulePage } from './pages/schedule.tsx';
+import { ScheduleDetailPage, SchedulesPage } from './pages/schedules.tsx';
 import { StatsPage } from './pages/stats.tsx';
 import { PeoplePage } from './pages/people.tsx';
 import { MePage } from './pages/me.tsx';
@@ -142,6 +143,9 @@ function Route(props: { path: string; admin: boolean }) {
   if (incident) return <IncidentPage id={Number(incident[1])} />;
   if (path === '/alerts') return <AlertsPage />;
   if (path === '/schedule') return <SchedulePage />;
+  if (path === '/schedules') return <SchedulesPage />;
+  const schedule = /^\/schedules\/(\d+)$/.exec(path);
+  if (schedule) return <ScheduleDetailPage id={Number(schedule[1])} />;
   if (path === '/stats') return <StatsPage />;
   if (path === '/people') return props.admin ? <PeoplePage /> : <NotAllowed />;
   if (path === '/me') return <MePage />;

@@ -2,8 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, client } from '../api.ts';
 import { ErrorNote, Page, useAction, useSession } from '../ui.tsx';
 import { ApiKeysPanel } from './keys.tsx';
+import { CalendarFeedPanel } from './feed.tsx';
 
-/** My password, my notification topic, my API keys. */
+/** My password, my notification topic, my calendar feed, my API keys. */
 export function MePage() {
   const session = useSession();
   const { user, has_password } = session.me;
@@ -85,6 +86,12 @@ export function MePage() {
           {saved}
         </p>
       )}
+      <h2>My calendar feed</h2>
+      <CalendarFeedPanel
+        what="your shifts in every schedule"
+        rotate={() => client.schedules.rotatePersonFeed(user.id)}
+        remove={() => client.schedules.deletePersonFeed(user.id)}
+      />
       <h2>My API keys</h2>
       <p class="muted">For scripts and the terminal client. The browser itself never uses a key.</p>
       <ApiKeysPanel

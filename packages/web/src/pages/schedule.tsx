@@ -81,7 +81,8 @@ export function SchedulePage() {
       <p>
         On call today ({today}):{' '}
         <strong>{onCall.data ? onCall.data.username : onCall.loading ? '…' : 'no one'}</strong>. Days are
-        calendar days in the server's time zone, <strong>{info.time_zone}</strong>.
+        calendar days in the server's time zone, <strong>{info.time_zone}</strong>.{' '}
+        <Link href="/schedules">All schedules, rotations and overrides</Link>
       </p>
       <div class="toolbar">
         <Link href={`/schedule?month=${shiftMonth(month, -1)}`}>← Previous month</Link>

@@ -1,0 +1,66 @@
+import { useState } from 'preact/hooks';
+import { ErrorNote, useAction } from '../ui.tsx';
+
+/**
+ * A secret calendar feed: the server keeps only a hash, so the URL can be
+ * shown once, right after it is made; asking again makes a new one and the
+ * old URL stops working.
+ */
+export function CalendarFeedPanel(props: {
+  /** What the feed holds, e.g. "the Databases schedule" or "your shifts in every schedule". */
+  what: string;
+  rotate: () => Promise<{ url: string }>;
+  remove: () => Promise<void>;
+}) {
+  const action = useAction();
+  const [url, setUrl] = useState<string | undefined>(undefined);
+  const [note, setNote] = useState<string | undefined>(undefined);
+  return (
+    <div class="feed">
+      <p class="muted">
+        A calendar feed of {props.what} to subscribe to in Google Calendar, Outlook or Thunderbird (add a
+        calendar "from URL"). The URL is the password: a new one makes the previous one stop working.
+      </p>
+      {url !== undefined && (
+        <div class="secret" role="status">
+          <p>Copy this URL now: it is shown once and cannot be read again.</p>
+          <code class="key" data-testid="feed-url">
+            {url}
+          </code>
+          <button type="button" onClick={() => setUrl(undefined)}>
+            I have copied it
+          </button>
+        </div>
+      )}
+      {note !== undefined && (
+        <p class="ok" role="status">
+          {note}
+        </p>
+      )}
+      <ErrorNote error={action.error} />
+      <div class="actions">
+        <button
+          type="button"
+          disabled={action.busy}
+          onClick={() => {
+            setNote(undefined);
+            void action.run(async () => setUrl((await props.rotate()).url));
+          }}
+        >
+          Turn on or get a new feed URL
+        </button>
+        <button
+          type="button"
+          class="danger"
+          disabled={action.busy}
+          onClick={() => {
+            setUrl(undefined);
+            void action.run(props.remove).then((done) => done && setNote('The feed is off.'));
+          }}
+        >
+          Turn the feed off
+        </button>
+      </div>
+    </div>
+  );
+}

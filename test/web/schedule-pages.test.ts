@@ -1,0 +1,271 @@
+/**
+ * The schedule pages in a real browser (Chromium) against a real
+ * terdut-server on PGlite: an admin builds a schedule, a rotation and an
+ * override through the pages (each checked through the API afterwards), a
+ * person subscribes to their own calendar feed, and a member sees no admin
+ * controls. (The PostgreSQL side of the same routes is covered by the
+ * server's own tests; the pages do not depend on the database.)
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import {
+  ADMIN_PASSWORD,
+  assertAccessible,
+  assertNoHorizontalScroll,
+  DESKTOP,
+  launchChromium,
+  MEMBER_PASSWORD,
+  PHONE,
+  screenshot,
+  signIn,
+  startWebStack,
+  type WebStack,
+} from './support.ts';
+
+/** Today's date and the Monday of this week (`YYYY-MM-DD`) in Europe/Berlin. */
+function berlinDates(): { today: string; monday: string } {
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin' }).format(new Date());
+  const value = new Date(`${today}T00:00:00Z`);
+  value.setUTCDate(value.getUTCDate() - ((value.getUTCDay() + 6) % 7));
+  return { today, monday: value.toISOString().slice(0, 10) };
+}
+
+describe('the schedule pages [pglite]', () => {
+  let browser: Browser;
+  let stack: WebStack;
+  let carol: number;
+  let scheduleId: number;
+  const contexts: BrowserContext[] = [];
+
+  before(async () => {
+    browser = await launchChromium();
+    stack = await startWebStack('pglite');
+    const created = await stack.api('POST', '/api/users', { username: 'carol', email: 'carol@example.com' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    carol = created.body.id;
+  });
+  after(async () => {
+    for (const context of contexts) await context.close().catch(() => {});
+    await stack?.close();
+    await browser?.close();
+  });
+
+  async function newPage(
+    as: 'admin' | 'mia',
+    options: { phone?: boolean; dark?: boolean } = {},
+  ): Promise<Page> {
+    const context = await browser.newContext({
+      ...(options.phone
+        ? { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 1 }
+        : { viewport: DESKTOP }),
+      colorScheme: options.dark ? 'dark' : 'light',
+    });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await signIn(page, stack.url, as, as === 'admin' ? ADMIN_PASSWORD : MEMBER_PASSWORD);
+    return page;
+  }
+
+  test('an admin creates a Berlin schedule, a weekly rotation and an override on the pages', async () => {
+    const page = await newPage('admin');
+    await page.goto(`${stack.url}/schedules`);
+    await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+    await page.getByLabel('Schedule name').fill('Databases');
+    await page.getByLabel('Time zone (IANA, e.g. Europe/Berlin)').fill('Europe/Berlin');
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    await page.getByRole('link', { name: 'Databases' }).click();
+    await page.getByRole('heading', { name: 'Schedule: Databases' }).waitFor();
+    scheduleId = Number(/\/schedules\/(\d+)$/.exec(page.url())?.[1]);
+    const schedule = await stack.api('GET', `/api/schedules/${scheduleId}`);
+    assert.equal(schedule.status, 200);
+    assert.equal(schedule.body.name, 'Databases');
+    assert.equal(schedule.body.time_zone, 'Europe/Berlin');
+    assert.equal(schedule.body.is_default, false);
+    await page.getByText('Times are in Europe/Berlin').waitFor();
+
+    // A weekly rotation, admin then mia, handing over on Mondays at 09:00.
+    const { monday } = berlinDates();
+    await page.getByRole('button', { name: 'New rotation' }).click();
+    const form = page.getByRole('form', { name: 'New rotation' });
+    await form.getByLabel('Rotation name').fill('Weekly');
+    for (const person of ['admin', 'mia']) {
+      await form.getByLabel('Person to add').selectOption({ label: person });
+      await form.getByRole('button', { name: 'Add participant' }).click();
+    }
+    await form.getByLabel('Shift length').fill('1');
+    await form.getByLabel('Shift unit').selectOption('weeks');
+    await form.getByLabel('Start date').fill(monday);
+    await form.getByLabel('Handoff time').fill('09:00');
+    await form.getByRole('button', { name: 'Add rotation' }).click();
+    await page.getByRole('button', { name: 'Edit Weekly' }).waitFor();
+    const rotations = (await stack.api('GET', `/api/schedules/${scheduleId}`)).body.rotations;
+    assert.equal(rotations.length, 1);
+    assert.deepEqual(
+      {
+        name: rotations[0].name,
+        people: rotations[0].participants.map((p: { username: string }) => p.username),
+        length: rotations[0].shift_length,
+        unit: rotations[0].shift_unit,
+        start: rotations[0].start_date,
+        handoff: rotations[0].handoff_time,
+      },
+      { name: 'Weekly', people: ['admin', 'mia'], length: 1, unit: 'weeks', start: monday, handoff: '09:00' },
+    );
+    // The timeline names the rotation's people with Monday 09:00 handoffs in Berlin time.
+    const segments = page.getByRole('list', { name: 'Who is on call, in order' });
+    await segments
+      .getByText(/Mon \d{4}-\d{2}-\d{2} 09:00/)
+      .first()
+      .waitFor();
+    assert.match(await segments.innerText(), /admin[\s\S]*mia|mia[\s\S]*admin/);
+
+    // Editing keeps the same rotation: restricting it to weekdays.
+    await page.getByRole('button', { name: 'Edit Weekly' }).click();
+    const edit = page.getByRole('form', { name: 'Edit rotation Weekly' });
+    for (const day of ['Mon', 'Tue', 'Wed', 'Thu', 'Fri'])
+      await edit.getByRole('checkbox', { name: day, exact: true }).check();
+    await edit.getByRole('button', { name: 'Save rotation' }).click();
+    await page.getByText('restrictions: Mon, Tue, Wed, Thu, Fri').waitFor();
+    const edited = (await stack.api('GET', `/api/schedules/${scheduleId}`)).body.rotations;
+    assert.deepEqual(edited[0].restriction, { weekdays: [1, 2, 3, 4, 5] });
+    assert.equal(edited[0].id, rotations[0].id);
+
+    // Add override: one form, one submit, defaults now → +1 day.
+    const override = page.getByRole('form', { name: 'Add override' });
+    const from = await override.getByLabel('From (Europe/Berlin)').inputValue();
+    const to = await override.getByLabel('To (Europe/Berlin)').inputValue();
+    assert.match(from, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/);
+    await override.getByLabel('Person covering').selectOption({ label: 'carol' });
+    await override.getByRole('button', { name: 'Add override' }).click();
+    await page.getByRole('button', { name: /^Delete the override of carol/ }).waitFor();
+    const overrides = (await stack.api('GET', `/api/schedules/${scheduleId}/overrides`)).body;
+    assert.equal(overrides.length, 1);
+    assert.equal(overrides[0].user_id, carol);
+    const hours = (Date.parse(overrides[0].ends_at) - Date.parse(overrides[0].starts_at)) / 3_600_000;
+    assert.ok(
+      hours >= 23 && hours <= 25,
+      `the default override lasts a day, not ${hours} h (${from} → ${to})`,
+    );
+    assert.ok(Math.abs(Date.parse(overrides[0].starts_at) - Date.now()) < 5 * 60_000, 'it starts now');
+    // The wall-clock time shown is Berlin's, not the browser's.
+    const berlinNow = new Intl.DateTimeFormat('en-CA', {
+      timeZone: 'Europe/Berlin',
+      hourCycle: 'h23',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(new Date(overrides[0].starts_at));
+    assert.equal(from.slice(11), berlinNow);
+    const onCall = (await stack.api('GET', `/api/schedules/${scheduleId}/on-call`)).body;
+    assert.equal(onCall.username, 'carol');
+    assert.equal(onCall.source, 'override');
+    // The timeline starts with carol's override.
+    const first = segments.getByRole('listitem').first();
+    await first.getByText('carol', { exact: true }).waitFor();
+    assert.match(await first.innerText(), /override/);
+    await screenshot(page, 'schedule-detail-desktop');
+
+    // The override goes again with its Delete button.
+    await page.getByRole('button', { name: /^Delete the override of carol/ }).click();
+    await page.getByText('No overrides from now on.').waitFor();
+    assert.deepEqual((await stack.api('GET', `/api/schedules/${scheduleId}/overrides`)).body, []);
+    // Put it back for the pages below.
+    await stack.api('POST', `/api/schedules/${scheduleId}/overrides`, {
+      user_id: carol,
+      starts_at: new Date().toISOString(),
+      ends_at: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+
+    // The list shows now and next for each schedule.
+    await page.goto(`${stack.url}/schedules`);
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'Databases' }) });
+    await card.getByText(/Now: carol/).waitFor();
+    assert.match(await card.innerText(), /Europe\/Berlin/);
+    assert.match(await card.innerText(), /Next: (admin|mia)/);
+  });
+
+  test("the schedule's feed and a person's own feed are shown once and serve text/calendar", async () => {
+    const page = await newPage('admin');
+    await page.goto(`${stack.url}/schedules/${scheduleId}`);
+    await page.getByRole('heading', { name: 'Calendar feed' }).waitFor();
+    await page.getByRole('button', { name: 'Turn on or get a new feed URL' }).click();
+    const scheduleFeed = (await page.getByTestId('feed-url').innerText()).trim();
+    assert.match(scheduleFeed, /\/api\/calendar\/.+\.ics$/);
+    const scheduleIcs = await fetch(scheduleFeed);
+    assert.equal(scheduleIcs.status, 200);
+    assert.match(scheduleIcs.headers.get('content-type') ?? '', /^text\/calendar/);
+    assert.match(await scheduleIcs.text(), /carol/);
+    await page.getByRole('button', { name: 'Turn the feed off' }).click();
+    await page.getByText('The feed is off.').waitFor();
+    assert.equal((await fetch(scheduleFeed)).status, 404);
+
+    // mia, a member, on her Me page.
+    const mia = await newPage('mia', { phone: true });
+    await mia.goto(`${stack.url}/me`);
+    await mia.getByRole('heading', { name: 'My calendar feed' }).waitFor();
+    await mia.getByRole('button', { name: 'Turn on or get a new feed URL' }).click();
+    const first = (await mia.getByTestId('feed-url').innerText()).trim();
+    await assertNoHorizontalScroll(mia, 'the Me page with a feed URL');
+    const ics = await fetch(first);
+    assert.equal(ics.status, 200);
+    assert.match(ics.headers.get('content-type') ?? '', /^text\/calendar/);
+    const body = await ics.text();
+    assert.match(body, /^BEGIN:VCALENDAR/);
+    assert.match(body, /Databases/, 'mia is in the Weekly rotation of Databases');
+    // A new URL makes the old one stop working.
+    await mia.getByRole('button', { name: 'Turn on or get a new feed URL' }).click();
+    await mia.getByTestId('feed-url').filter({ hasNotText: first }).waitFor();
+    assert.equal((await fetch(first)).status, 404);
+  });
+
+  test('a member sees the schedules but no admin controls', async () => {
+    const page = await newPage('mia');
+    await page.goto(`${stack.url}/schedules`);
+    await page.getByRole('link', { name: 'Databases' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Create schedule' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: /^Make .* the default$/ }).count(), 0);
+    await page.goto(`${stack.url}/schedules/${scheduleId}`);
+    await page.getByRole('heading', { name: 'Rotations' }).waitFor();
+    await page
+      .getByText(/^admin$|admin →/)
+      .first()
+      .waitFor();
+    assert.equal(await page.locator('main button').count(), 0, 'no buttons at all for a member');
+    assert.equal(await page.getByRole('form').count(), 0);
+    assert.equal(await page.getByRole('heading', { name: 'Calendar feed' }).count(), 0);
+    // The timeline is the same for everyone.
+    await page
+      .getByRole('list', { name: 'Who is on call, in order' })
+      .getByText('carol', { exact: true })
+      .first()
+      .waitFor();
+  });
+
+  test('the new pages: no serious accessibility problem in light, dark and on a phone', async () => {
+    for (const [phone, dark] of [
+      [false, false],
+      [true, false],
+      [false, true],
+    ] as const) {
+      const layout = `${phone ? 'phone' : 'desktop'}${dark ? '-dark' : ''}`;
+      const page = await newPage('admin', { phone, dark });
+      for (const [name, path] of [
+        ['schedules', '/schedules'],
+        ['schedule-detail', `/schedules/${scheduleId}`],
+        ['me', '/me'],
+      ] as const) {
+        await page.goto(stack.url + path);
+        await page.locator('main h1').first().waitFor();
+        await page.waitForLoadState('networkidle').catch(() => {});
+        if (name === 'schedule-detail') {
+          // The rotation form opens too, so its controls are checked as well.
+          await page.getByRole('button', { name: 'New rotation' }).click();
+        }
+        await assertAccessible(page, `${path} (${layout})`);
+        if (phone) await assertNoHorizontalScroll(page, `${path} on a phone`);
+        await screenshot(page, `schedules-${name}-${layout}`);
+      }
+    }
+  });
+});
