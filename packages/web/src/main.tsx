@@ -14,6 +14,7 @@ import { SchedulePage } from './pages/schedule.tsx';
 import { StatsPage } from './pages/stats.tsx';
 import { PeoplePage } from './pages/people.tsx';
 import { MePage } from './pages/me.tsx';
+import { EscalationPoliciesPage, HeartbeatsPage, MaintenancePage } from './pages/paging.tsx';
 
 type Boot =
   | { state: 'loading' }
@@ -100,6 +101,9 @@ function Shell(props: { session: Session }) {
     ['/alerts', 'Alerts'],
     ['/schedule', 'Schedule'],
     ['/stats', 'Statistics'],
+    ['/escalation-policies', 'Escalation'],
+    ['/heartbeats', 'Heartbeats'],
+    ['/maintenance', 'Maintenance'],
     ...(admin ? ([['/people', 'People']] as [string, string][]) : []),
     ['/me', 'Me'],
   ];
@@ -145,6 +149,9 @@ function Route(props: { path: string; admin: boolean }) {
   if (path === '/stats') return <StatsPage />;
   if (path === '/people') return props.admin ? <PeoplePage /> : <NotAllowed />;
   if (path === '/me') return <MePage />;
+  if (path === '/escalation-policies') return <EscalationPoliciesPage />;
+  if (path === '/heartbeats') return <HeartbeatsPage />;
+  if (path === '/maintenance') return <MaintenancePage />;
   return (
     <section class="page">
       <h1>Page not found</h1>
