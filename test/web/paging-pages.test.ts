@@ -195,6 +195,23 @@ describe('the paging pages [pglite]', () => {
     await assertNoHorizontalScroll(page, 'the Me page');
   });
 
+  test('a member on call with no way to reach her is warned on the queue and the Me page', async () => {
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin' }).format(new Date());
+    const scheduled = await stack.api('POST', '/api/schedule', { user_id: stack.member.id, dates: [today] });
+    assert.ok(scheduled.status < 300, JSON.stringify(scheduled.body));
+    const page = await newPage('mia');
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /no working contact method/ })
+      .waitFor();
+    await open(page, 'Me', 'Me: mia');
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /no working contact method/ })
+      .waitFor();
+    await assertAccessible(page, 'the Me page with the on-call warning');
+  });
+
   test('a member sees policies, heartbeats and windows but no admin controls', async () => {
     const page = await newPage('mia');
     await open(page, 'Escalation', 'Escalation policies');

@@ -46,6 +46,11 @@ export function ContactMethodsPanel(props: { userId: number }) {
   const [secret, setSecret] = useState('');
   const [created, setCreated] = useState<ContactMethod | undefined>(undefined);
   const action = useAction();
+  const targetInput = {
+    required: true,
+    value: target,
+    onInput: (event: { currentTarget: HTMLInputElement }) => setTarget(event.currentTarget.value),
+  };
   return (
     <div>
       <ErrorNote error={methods.error} />
@@ -103,12 +108,14 @@ export function ContactMethodsPanel(props: { userId: number }) {
         </label>
         <label class="inline grow">
           {KIND_LABEL[kind]}
-          <input
-            required
-            type={kind === 'email' ? 'email' : kind === 'webhook' ? 'url' : 'text'}
-            value={target}
-            onInput={(event) => setTarget(event.currentTarget.value)}
-          />
+          {/* Each kind its own input type, so phones offer the right keyboard and the browser checks the form. */}
+          {kind === 'email' ? (
+            <input type="email" {...targetInput} />
+          ) : kind === 'webhook' ? (
+            <input type="url" {...targetInput} />
+          ) : (
+            <input type="text" {...targetInput} />
+          )}
         </label>
         {kind === 'webhook' && (
           <label class="inline grow">
