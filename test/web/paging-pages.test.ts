@@ -169,8 +169,8 @@ describe('the paging pages [pglite]', () => {
     await open(page, 'Maintenance', 'Maintenance windows');
     const windowForm = page.getByRole('form', { name: 'Schedule a maintenance window' });
     await windowForm.getByLabel('Reason').fill('Database upgrade');
-    await windowForm.getByLabel('Starts (your time)').fill('2030-01-10T22:00');
-    await windowForm.getByLabel('Ends (your time)').fill('2030-01-11T02:00');
+    await windowForm.getByLabel('Starts (Europe/Berlin)').fill('2030-01-10T22:00');
+    await windowForm.getByLabel('Ends (Europe/Berlin)').fill('2030-01-11T02:00');
     await windowForm.getByLabel(/Label matchers/).fill('team="db"');
     await windowForm.getByRole('button', { name: 'Schedule window' }).click();
     const windowCard = page.getByRole('list', { name: 'Maintenance windows' }).getByRole('listitem').first();
@@ -179,10 +179,10 @@ describe('the paging pages [pglite]', () => {
     assert.equal(windows.length, 1, JSON.stringify(windows));
     assert.equal(windows[0].reason, 'Database upgrade');
     assert.deepEqual(windows[0].matchers, ['team="db"']);
-    assert.equal(
-      new Date(windows[0].ends_at).getTime() - new Date(windows[0].starts_at).getTime(),
-      4 * 3600_000,
-    );
+    // Typed as wall times in the server's zone (Berlin, UTC+1 in January).
+    assert.equal(windows[0].starts_at, '2030-01-10T21:00:00.000Z');
+    assert.equal(windows[0].ends_at, '2030-01-11T01:00:00.000Z');
+    assert.match(await windowCard.innerText(), /2030-01-10 22:00 – 2030-01-11 02:00/);
     await assertAccessible(page, 'the maintenance page');
     await assertNoHorizontalScroll(page, 'the maintenance page');
     await screenshot(page, 'pglite-maintenance-phone-dark');
