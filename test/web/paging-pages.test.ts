@@ -151,7 +151,7 @@ describe('the paging pages [pglite]', () => {
     await heartbeat.getByLabel(/Alert matchers/).fill('alertname="Watchdog"');
     await heartbeat.getByRole('button', { name: 'Add heartbeat' }).click();
     const card = page.getByRole('list', { name: 'Heartbeats' }).getByRole('listitem').first();
-    await card.getByText('alive').waitFor();
+    await card.getByText('alive', { exact: true }).waitFor();
     assert.match(await card.innerText(), /last ping/);
     const heartbeats = (await stack.api('GET', '/api/heartbeats')).body;
     assert.deepEqual(
@@ -174,7 +174,7 @@ describe('the paging pages [pglite]', () => {
     await windowForm.getByLabel(/Label matchers/).fill('team="db"');
     await windowForm.getByRole('button', { name: 'Schedule window' }).click();
     const windowCard = page.getByRole('list', { name: 'Maintenance windows' }).getByRole('listitem').first();
-    await windowCard.getByText('upcoming').waitFor();
+    await windowCard.getByText('upcoming', { exact: true }).waitFor();
     const windows = (await stack.api('GET', '/api/maintenance-windows')).body;
     assert.equal(windows.length, 1, JSON.stringify(windows));
     assert.equal(windows[0].reason, 'Database upgrade');
@@ -188,7 +188,13 @@ describe('the paging pages [pglite]', () => {
     await screenshot(page, 'pglite-maintenance-phone-dark');
 
     await open(page, 'Escalation', 'Escalation policies');
-    await assertNoHorizontalScroll(page, 'the escalation policies page');
+    await page.getByRole('button', { name: 'New escalation policy' }).click();
+    await page
+      .getByRole('form', { name: 'New escalation policy' })
+      .getByRole('button', { name: 'Add step' })
+      .click();
+    await assertAccessible(page, 'the escalation policy editor on a phone in dark mode');
+    await assertNoHorizontalScroll(page, 'the escalation policy editor');
     await screenshot(page, 'pglite-escalation-phone-dark');
     await open(page, 'Me', 'Me: admin');
     await assertAccessible(page, 'the Me page on a phone in dark mode');
