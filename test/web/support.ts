@@ -49,7 +49,11 @@ export interface WebStack {
  */
 export async function startWebStack(
   kind: DatabaseKind,
-  options: { beforeBootstrap?: (url: string) => Promise<void> } = {},
+  options: {
+    beforeBootstrap?: (url: string) => Promise<void>;
+    /** More environment for the server processes (TERDUT_NTFY_URL, …). */
+    env?: Record<string, string>;
+  } = {},
 ): Promise<WebStack> {
   await buildWebApp({ ifStale: true });
   const processes = new ChildProcessGroup();
@@ -84,6 +88,7 @@ export async function startWebStack(
         TERDUT_TIMEZONE: 'Europe/Berlin',
         LOG_LEVEL: 'warn',
         ...databaseEnv,
+        ...options.env,
       },
     });
     const url = `http://127.0.0.1:${port}`;

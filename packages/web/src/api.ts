@@ -54,6 +54,86 @@ export interface AuditEntry {
   created_at: string;
 }
 
+/** Paging shapes as packages/server/src/routes/<resource>/wire.ts sends them. */
+export type ContactKind = 'ntfy' | 'webhook' | 'email';
+export interface ContactMethod {
+  id: number;
+  user_id: number;
+  kind: ContactKind;
+  name: string;
+  target: string;
+  enabled: boolean;
+  created_at: string;
+  /** Only in the answer to its creation, for webhook methods. */
+  secret?: string;
+}
+export interface ContactMethodInput {
+  kind: ContactKind;
+  name?: string;
+  target: string;
+  secret?: string;
+}
+export interface ContactMethodTest {
+  delivered: boolean;
+  answer: string;
+  message_id?: string;
+}
+export interface PagingReadiness {
+  on_call_now: boolean;
+  working_contact_methods: number;
+  warning?: string;
+}
+export type PolicyTarget = { type: 'on_call' } | { type: 'user'; user_id: number } | { type: 'admins' };
+export interface PolicyStep {
+  delay: string;
+  targets: PolicyTarget[];
+}
+export interface EscalationPolicyInput {
+  name: string;
+  default?: boolean;
+  matchers?: string[];
+  steps: PolicyStep[];
+  repeat?: number;
+  repeat_delay?: string;
+  notify_on_resolve?: boolean;
+}
+export interface EscalationPolicy extends Required<EscalationPolicyInput> {
+  id: number;
+  position: number;
+  created_at: string;
+  updated_at: string;
+}
+export interface Heartbeat {
+  id: number;
+  name: string;
+  interval: string;
+  grace: string;
+  matchers: string[];
+  last_seen_at: string;
+  created_at: string;
+}
+export interface HeartbeatInput {
+  name: string;
+  interval: string;
+  grace?: string;
+  matchers?: string[];
+}
+export interface MaintenanceWindow {
+  id: number;
+  starts_at: string;
+  ends_at: string;
+  matchers: string[];
+  reason: string;
+  created_by_id?: number;
+  created_at: string;
+}
+export interface MaintenanceWindowInput {
+  starts_at: string;
+  ends_at: string;
+  matchers?: string[];
+  reason: string;
+}
+
 /** Calls the contract has and @terdut/client does not wrap yet; same transport, same errors. */
 export const api = {
   serverInfo: () => http.request<ServerInfo>('GET', '/api/server-info'),
@@ -73,6 +153,37 @@ export const api = {
   setNotifyTopic: (userId: number, topic: string) =>
     http.request<Person>('PUT', `/api/users/${userId}/notify`, { body: { ntfy_topic: topic } }),
   audit: (limit = 200) => http.request<AuditEntry[]>('GET', '/api/audit', { query: { limit } }),
+
+  pagingReadiness: () => http.request<PagingReadiness>('GET', '/api/paging/me'),
+  contactMethods: (userId: number) =>
+    http.request<ContactMethod[]>('GET', `/api/users/${userId}/contact-methods`),
+  createContactMethod: (userId: number, input: ContactMethodInput) =>
+    http.request<ContactMethod>('POST', `/api/users/${userId}/contact-methods`, { body: input }),
+  setContactMethodEnabled: (userId: number, methodId: number, enabled: boolean) =>
+    http.request<ContactMethod>('PATCH', `/api/users/${userId}/contact-methods/${methodId}`, {
+      body: { enabled },
+    }),
+  deleteContactMethod: (userId: number, methodId: number) =>
+    http.request<void>('DELETE', `/api/users/${userId}/contact-methods/${methodId}`),
+  testContactMethod: (userId: number, methodId: number) =>
+    http.request<ContactMethodTest>('POST', `/api/users/${userId}/contact-methods/${methodId}/test`),
+
+  escalationPolicies: () => http.request<EscalationPolicy[]>('GET', '/api/escalation-policies'),
+  createEscalationPolicy: (input: EscalationPolicyInput) =>
+    http.request<EscalationPolicy>('POST', '/api/escalation-policies', { body: input }),
+  replaceEscalationPolicy: (id: number, input: EscalationPolicyInput) =>
+    http.request<EscalationPolicy>('PUT', `/api/escalation-policies/${id}`, { body: input }),
+  deleteEscalationPolicy: (id: number) => http.request<void>('DELETE', `/api/escalation-policies/${id}`),
+
+  heartbeats: () => http.request<Heartbeat[]>('GET', '/api/heartbeats'),
+  createHeartbeat: (input: HeartbeatInput) =>
+    http.request<Heartbeat>('POST', '/api/heartbeats', { body: input }),
+  deleteHeartbeat: (id: number) => http.request<void>('DELETE', `/api/heartbeats/${id}`),
+
+  maintenanceWindows: () => http.request<MaintenanceWindow[]>('GET', '/api/maintenance-windows'),
+  createMaintenanceWindow: (input: MaintenanceWindowInput) =>
+    http.request<MaintenanceWindow>('POST', '/api/maintenance-windows', { body: input }),
+  deleteMaintenanceWindow: (id: number) => http.request<void>('DELETE', `/api/maintenance-windows/${id}`),
 };
 
 /** The server's own words for a failed call, for showing in place. */

@@ -15,6 +15,7 @@ import { ScheduleDetailPage, SchedulesPage } from './pages/schedules.tsx';
 import { StatsPage } from './pages/stats.tsx';
 import { PeoplePage } from './pages/people.tsx';
 import { MePage } from './pages/me.tsx';
+import { EscalationPoliciesPage, HeartbeatsPage, MaintenancePage } from './pages/paging.tsx';
 
 type Boot =
   | { state: 'loading' }
@@ -101,6 +102,9 @@ function Shell(props: { session: Session }) {
     ['/alerts', 'Alerts'],
     ['/schedule', 'Schedule'],
     ['/stats', 'Statistics'],
+    ['/escalation-policies', 'Escalation'],
+    ['/heartbeats', 'Heartbeats'],
+    ['/maintenance', 'Maintenance'],
     ...(admin ? ([['/people', 'People']] as [string, string][]) : []),
     ['/me', 'Me'],
   ];
@@ -149,6 +153,9 @@ function Route(props: { path: string; admin: boolean }) {
   if (path === '/stats') return <StatsPage />;
   if (path === '/people') return props.admin ? <PeoplePage /> : <NotAllowed />;
   if (path === '/me') return <MePage />;
+  if (path === '/escalation-policies') return <EscalationPoliciesPage />;
+  if (path === '/heartbeats') return <HeartbeatsPage />;
+  if (path === '/maintenance') return <MaintenancePage />;
   return (
     <section class="page">
       <h1>Page not found</h1>

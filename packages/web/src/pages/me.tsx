@@ -3,8 +3,9 @@ import { api, client } from '../api.ts';
 import { ErrorNote, Page, useAction, useSession } from '../ui.tsx';
 import { ApiKeysPanel } from './keys.tsx';
 import { CalendarFeedPanel } from './feed.tsx';
+import { ContactMethodsPanel, PagingWarning } from './paging.tsx';
 
-/** My password, my notification topic, my calendar feed, my API keys. */
+/** My password, how I am paged (topic, contact methods), my calendar feed, my API keys. */
 export function MePage() {
   const session = useSession();
   const { user, has_password } = session.me;
@@ -60,6 +61,7 @@ export function MePage() {
         <ErrorNote error={password.error} />
         <button type="submit">{has_password ? 'Change password' : 'Set password'}</button>
       </form>
+      <PagingWarning />
       <h2>Notifications</h2>
       <form
         onSubmit={(event) => {
@@ -81,6 +83,9 @@ export function MePage() {
         <ErrorNote error={notify.error} />
         <button type="submit">Save topic</button>
       </form>
+      <h2>Contact methods</h2>
+      <p class="muted">Where terdut pages me when I am on call or named in an escalation step.</p>
+      <ContactMethodsPanel userId={user.id} />
       {saved && (
         <p role="status" class="ok">
           {saved}

@@ -3,6 +3,7 @@ import type { Incident, IncidentQuery } from '@terdut/client';
 import { api, client } from '../api.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import { useLive } from '../live.ts';
+import { PagingWarning } from './paging.tsx';
 import {
   age,
   ErrorNote,
@@ -118,6 +119,7 @@ export function QueuePage() {
 
   return (
     <Page title="Incidents">
+      <PagingWarning />
       <div class="toolbar">
         <nav aria-label="Incident filters" class="filters">
           {FILTERS.map((candidate) => (

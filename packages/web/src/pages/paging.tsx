@@ -1,0 +1,783 @@
+/**
+ * Paging: my contact methods and whether I can be paged, escalation
+ * policies, heartbeats and maintenance windows. Everyone reads; admins change
+ * policies, heartbeats and windows (the server checks, the page only hides
+ * what a member could not do anyway).
+ */
+import { useState } from 'preact/hooks';
+import {
+  api,
+  type ContactKind,
+  type ContactMethod,
+  type ContactMethodTest,
+  type EscalationPolicy,
+  type EscalationPolicyInput,
+  type Heartbeat,
+  type Person,
+  type PolicyStep,
+  type PolicyTarget,
+} from '../api.ts';
+import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
+
+/** The server's warning when I am on call and nothing can reach me; nothing otherwise. */
+export function PagingWarning() {
+  const readiness = useData(() => api.pagingReadiness(), []);
+  const warning = readiness.data?.warning;
+  if (warning === undefined) return null;
+  return (
+    <p class="warning" role="alert">
+      {warning}
+    </p>
+  );
+}
+
+const KIND_LABEL: Record<ContactKind, string> = {
+  ntfy: 'ntfy topic',
+  webhook: 'Webhook URL',
+  email: 'Email',
+};
+
+/** My contact methods on the Me page: add, switch on or off, delete, send a test. */
+export function ContactMethodsPanel(props: { userId: number }) {
+  const methods = useData(() => api.contactMethods(props.userId), [props.userId]);
+  const [kind, setKind] = useState<ContactKind>('ntfy');
+  const [name, setName] = useState('');
+  const [target, setTarget] = useState('');
+  const [secret, setSecret] = useState('');
+  const [created, setCreated] = useState<ContactMethod | undefined>(undefined);
+  const action = useAction();
+  const targetInput = {
+    required: true,
+    value: target,
+    onInput: (event: { currentTarget: HTMLInputElement }) => setTarget(event.currentTarget.value),
+  };
+  return (
+    <div>
+      <ErrorNote error={methods.error} />
+      {created?.secret !== undefined && (
+        <div class="secret" role="status">
+          <p>
+            Signing secret of <strong>{created.name}</strong> (X-Terdut-Signature). Copy it now: it is shown
+            once.
+          </p>
+          <code class="key">{created.secret}</code>
+          <button type="button" onClick={() => setCreated(undefined)}>
+            I have copied it
+          </button>
+        </div>
+      )}
+      <ul class="cards" aria-label="My contact methods">
+        {(methods.data ?? []).map((method) => (
+          <ContactMethodCard
+            key={method.id}
+            method={method}
+            userId={props.userId}
+            onChanged={methods.reload}
+          />
+        ))}
+        {methods.data?.length === 0 && <li class="muted">No contact methods yet.</li>}
+      </ul>
+      <form
+        class="inline-form"
+        aria-label="Add a contact method"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void action
+            .run(async () => {
+              const method = await api.createContactMethod(props.userId, {
+                kind,
+                target: target.trim(),
+                ...(name.trim() ? { name: name.trim() } : {}),
+                ...(kind === 'webhook' && secret ? { secret } : {}),
+              });
+              setCreated(method);
+              setName('');
+              setTarget('');
+              setSecret('');
+            })
+            .then(methods.reload);
+        }}
+      >
+        <label class="inline">
+          Kind
+          <select value={kind} onChange={(event) => setKind(event.currentTarget.value as ContactKind)}>
+            <option value="ntfy">ntfy</option>
+            <option value="webhook">webhook</option>
+            <option value="email">email</option>
+          </select>
+        </label>
+        <label class="inline grow">
+          {KIND_LABEL[kind]}
+          {/* Each kind its own input type, so phones offer the right keyboard and the browser checks the form. */}
+          {kind === 'email' ? (
+            <input type="email" {...targetInput} />
+          ) : kind === 'webhook' ? (
+            <input type="url" {...targetInput} />
+          ) : (
+            <input type="text" {...targetInput} />
+          )}
+        </label>
+        {kind === 'webhook' && (
+          <label class="inline grow">
+            Signing secret (optional, 16+ characters)
+            <input
+              type="password"
+              autoComplete="off"
+              minLength={16}
+              value={secret}
+              onInput={(event) => setSecret(event.currentTarget.value)}
+            />
+          </label>
+        )}
+        <label class="inline grow">
+          Name (optional)
+          <input value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={action.busy}>
+          Add contact method
+        </button>
+        <ErrorNote error={action.error} />
+      </form>
+    </div>
+  );
+}
+
+function ContactMethodCard(props: { method: ContactMethod; userId: number; onChanged: () => void }) {
+  const { method, userId } = props;
+  const action = useAction();
+  const [result, setResult] = useState<ContactMethodTest | undefined>(undefined);
+  return (
+    <li class="card">
+      <div class="row-main">
+        <strong>{method.name}</strong>
+        <span class="badge">{method.kind}</span>
+        <span class="muted" style="word-break: break-all">
+          {method.target}
+        </span>
+        {!method.enabled && <span class="badge">off</span>}
+      </div>
+      <div class="row-actions">
+        <button
+          class="small"
+          disabled={action.busy}
+          onClick={() =>
+            void action.run(async () => {
+              setResult(undefined);
+              setResult(await api.testContactMethod(userId, method.id));
+            })
+          }
+        >
+          Test {method.name}
+        </button>
+        <button
+          class="small"
+          disabled={action.busy}
+          onClick={() =>
+            void action
+              .run(() => api.setContactMethodEnabled(userId, method.id, !method.enabled))
+              .then(props.onChanged)
+          }
+        >
+          {method.enabled ? 'Switch off' : 'Switch on'} {method.name}
+        </button>
+        <button
+          class="danger small"
+          disabled={action.busy}
+          onClick={() => {
+            if (confirm(`Delete the contact method "${method.name}"? Pages stop going there.`))
+              void action.run(() => api.deleteContactMethod(userId, method.id)).then(props.onChanged);
+          }}
+        >
+          Delete {method.name}
+        </button>
+      </div>
+      {result && (
+        <p role="status" class={result.delivered ? 'ok' : 'error'}>
+          {result.delivered ? 'Delivered' : 'Not delivered'}: {result.answer}
+        </p>
+      )}
+      <ErrorNote error={action.error} />
+    </li>
+  );
+}
+
+/* ---------- escalation policies ---------- */
+
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+
+function describeTarget(target: PolicyTarget, people: Person[]): string {
+  if (target.type === 'on_call') return 'on call';
+  if (target.type === 'admins') return 'all admins';
+  return people.find((person) => person.id === target.user_id)?.username ?? `person #${target.user_id}`;
+}
+
+export function EscalationPoliciesPage() {
+  const { me } = useSession();
+  const admin = me.user.role === 'admin';
+  const policies = useData(() => api.escalationPolicies(), []);
+  const people = useData(() => api.people(), []);
+  const [editing, setEditing] = useState<EscalationPolicy | 'new' | undefined>(undefined);
+  const action = useAction();
+  const everyone = people.data ?? [];
+  return (
+    <Page
+      title="Escalation policies"
+      actions={
+        admin &&
+        editing === undefined && <button onClick={() => setEditing('new')}>New escalation policy</button>
+      }
+    >
+      <p class="muted">
+        The first policy whose matchers all match an incident pages; else the default policy; else whoever is
+        on call.
+      </p>
+      <ErrorNote error={policies.error ?? action.error} />
+      {editing !== undefined && (
+        <PolicyEditor
+          policy={editing === 'new' ? undefined : editing}
+          people={everyone}
+          onDone={() => {
+            setEditing(undefined);
+            policies.reload();
+          }}
+        />
+      )}
+      <ul class="cards" aria-label="Escalation policies">
+        {(policies.data ?? []).map((policy) => (
+          <li class="card" key={policy.id}>
+            <div class="row-main">
+              <strong>{policy.name}</strong>
+              {policy.default && <span class="badge">default</span>}
+              {policy.matchers.map((matcher) => (
+                <code key={matcher} class="label">
+                  {matcher}
+                </code>
+              ))}
+            </div>
+            <ol>
+              {policy.steps.map((step, index) => (
+                <li key={index}>
+                  after {step.delay}:{' '}
+                  {step.targets.map((target) => describeTarget(target, everyone)).join(', ')}
+                </li>
+              ))}
+            </ol>
+            <p class="muted">
+              {policy.repeat > 0 ? `Repeats ${policy.repeat}× after ${policy.repeat_delay}` : 'No repeats'} ·{' '}
+              {policy.notify_on_resolve ? 'tells everyone paged when resolved' : 'silent on resolve'}
+            </p>
+            {admin && (
+              <div class="row-actions">
+                <button class="small" onClick={() => setEditing(policy)}>
+                  Edit {policy.name}
+                </button>
+                <button
+                  class="danger small"
+                  onClick={() => {
+                    if (confirm(`Delete the escalation policy "${policy.name}"?`))
+                      void action.run(() => api.deleteEscalationPolicy(policy.id)).then(policies.reload);
+                  }}
+                >
+                  Delete {policy.name}
+                </button>
+              </div>
+            )}
+          </li>
+        ))}
+        {policies.data?.length === 0 && (
+          <li class="muted">No escalation policies: whoever is on call is paged.</li>
+        )}
+      </ul>
+    </Page>
+  );
+}
+
+function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Person[]; onDone: () => void }) {
+  const { policy } = props;
+  const [name, setName] = useState(policy?.name ?? '');
+  const [matchers, setMatchers] = useState((policy?.matchers ?? []).join('\n'));
+  const [steps, setSteps] = useState<PolicyStep[]>(
+    policy?.steps ?? [{ delay: '0s', targets: [{ type: 'on_call' }] }],
+  );
+  const [repeat, setRepeat] = useState(String(policy?.repeat ?? 0));
+  const [repeatDelay, setRepeatDelay] = useState(policy?.repeat_delay ?? '10m');
+  const [notifyOnResolve, setNotifyOnResolve] = useState(policy?.notify_on_resolve ?? true);
+  const [isDefault, setIsDefault] = useState(policy?.default ?? false);
+  const action = useAction();
+
+  const setStep = (index: number, step: PolicyStep) =>
+    setSteps(steps.map((old, at) => (at === index ? step : old)));
+  const has = (step: PolicyStep, target: PolicyTarget) =>
+    step.targets.some(
+      (one) =>
+        one.type === target.type &&
+        (one.type !== 'user' || (target.type === 'user' && one.user_id === target.user_id)),
+    );
+  const toggle = (index: number, target: PolicyTarget, on: boolean) => {
+    const step = steps[index]!;
+    const rest = step.targets.filter(
+      (one) =>
+        !(
+          one.type === target.type &&
+          (one.type !== 'user' || (target.type === 'user' && one.user_id === target.user_id))
+        ),
+    );
+    setStep(index, { ...step, targets: on ? [...rest, target] : rest });
+  };
+  const heading = policy ? `Edit ${policy.name}` : 'New escalation policy';
+
+  return (
+    <form
+      class="card"
+      aria-label={heading}
+      onSubmit={(event) => {
+        event.preventDefault();
+        const input: EscalationPolicyInput = {
+          name: name.trim(),
+          default: isDefault,
+          matchers: lines(matchers),
+          steps,
+          repeat: Number(repeat),
+          repeat_delay: repeatDelay.trim(),
+          notify_on_resolve: notifyOnResolve,
+        };
+        void action
+          .run(() =>
+            policy ? api.replaceEscalationPolicy(policy.id, input) : api.createEscalationPolicy(input),
+          )
+          .then((done) => done && props.onDone());
+      }}
+    >
+      <h2>{heading}</h2>
+      <label>
+        Policy name
+        <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
+      </label>
+      <label>
+        Label matchers, one a line (all must match; none: only as the default)
+        <textarea
+          rows={2}
+          placeholder={'severity=~"critical|high"'}
+          value={matchers}
+          onInput={(event) => setMatchers(event.currentTarget.value)}
+        />
+      </label>
+      {steps.map((step, index) => (
+        <fieldset key={index}>
+          <legend>Step {index + 1}</legend>
+          <label>
+            Step {index + 1} delay ({index === 0 ? 'after the incident opens' : 'after the previous step'})
+            <input
+              required
+              value={step.delay}
+              onInput={(event) => setStep(index, { ...step, delay: event.currentTarget.value })}
+            />
+          </label>
+          <div class="inline-form" role="group" aria-label={`Step ${index + 1} targets`}>
+            <label class="inline">
+              <input
+                type="checkbox"
+                checked={has(step, { type: 'on_call' })}
+                onChange={(event) => toggle(index, { type: 'on_call' }, event.currentTarget.checked)}
+              />
+              Step {index + 1}: on call
+            </label>
+            <label class="inline">
+              <input
+                type="checkbox"
+                checked={has(step, { type: 'admins' })}
+                onChange={(event) => toggle(index, { type: 'admins' }, event.currentTarget.checked)}
+              />
+              Step {index + 1}: all admins
+            </label>
+            {props.people.map((person) => (
+              <label class="inline" key={person.id}>
+                <input
+                  type="checkbox"
+                  checked={has(step, { type: 'user', user_id: person.id })}
+                  onChange={(event) =>
+                    toggle(index, { type: 'user', user_id: person.id }, event.currentTarget.checked)
+                  }
+                />
+                Step {index + 1}: {person.username}
+              </label>
+            ))}
+          </div>
+          {steps.length > 1 && (
+            <button
+              type="button"
+              class="quiet small"
+              onClick={() => setSteps(steps.filter((_, at) => at !== index))}
+            >
+              Remove step {index + 1}
+            </button>
+          )}
+        </fieldset>
+      ))}
+      <p>
+        <button
+          type="button"
+          onClick={() => setSteps([...steps, { delay: '5m', targets: [{ type: 'admins' }] }])}
+        >
+          Add step
+        </button>
+      </p>
+      <div class="inline-form">
+        <label class="inline">
+          Repeat count
+          <input
+            type="number"
+            min={0}
+            max={100}
+            style="width: 5rem"
+            value={repeat}
+            onInput={(event) => setRepeat(event.currentTarget.value)}
+          />
+        </label>
+        <label class="inline">
+          Repeat delay
+          <input
+            style="width: 6rem"
+            value={repeatDelay}
+            onInput={(event) => setRepeatDelay(event.currentTarget.value)}
+          />
+        </label>
+      </div>
+      <label class="inline">
+        <input
+          type="checkbox"
+          checked={notifyOnResolve}
+          onChange={(event) => setNotifyOnResolve(event.currentTarget.checked)}
+        />
+        Notify everyone paged when resolved
+      </label>
+      <label class="inline">
+        <input
+          type="checkbox"
+          checked={isDefault}
+          onChange={(event) => setIsDefault(event.currentTarget.checked)}
+        />
+        Default policy (for incidents no other policy matches)
+      </label>
+      <ErrorNote error={action.error} />
+      <div class="row-actions">
+        <button type="submit" class="primary" disabled={action.busy}>
+          Save policy
+        </button>
+        <button type="button" class="quiet" onClick={props.onDone}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/* ---------- heartbeats ---------- */
+
+/** Milliseconds of a Go-style duration as the server writes it (`1h30m`, `45s`); NaN when unreadable. */
+export function durationMs(text: string): number {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  let total = 0;
+  let rest = text.trim();
+  if (rest === '') return NaN;
+  while (rest !== '') {
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)/.exec(rest);
+    if (!match) return NaN;
+    total += Number(match[1]) * units[match[2]!]!;
+    rest = rest.slice(match[0].length);
+  }
+  return total;
+}
+
+function heartbeatState(heartbeat: Heartbeat, now = Date.now()): 'alive' | 'missed' {
+  const due =
+    new Date(heartbeat.last_seen_at).getTime() + durationMs(heartbeat.interval) + durationMs(heartbeat.grace);
+  return now > due ? 'missed' : 'alive';
+}
+
+export function HeartbeatsPage() {
+  const { me, info } = useSession();
+  const admin = me.user.role === 'admin';
+  const heartbeats = useData(() => api.heartbeats(), []);
+  const [name, setName] = useState('');
+  const [every, setEvery] = useState('5m');
+  const [grace, setGrace] = useState('1m');
+  const [matchers, setMatchers] = useState('');
+  const action = useAction();
+  return (
+    <Page title="Heartbeats">
+      <p class="muted">
+        A heartbeat expects a sign of life (a ping to /api/heartbeats/ID/ping, or a matching alert such as
+        Watchdog) every interval; when one is missed, an incident opens and pages.
+      </p>
+      <ErrorNote error={heartbeats.error ?? action.error} />
+      <ul class="cards" aria-label="Heartbeats">
+        {(heartbeats.data ?? []).map((heartbeat) => {
+          const state = heartbeatState(heartbeat);
+          return (
+            <li class="card" key={heartbeat.id}>
+              <div class="row-main">
+                <strong>{heartbeat.name}</strong>
+                <span class={`badge ${state === 'missed' ? 'sev-critical' : 'status-resolved'}`}>
+                  {state}
+                </span>
+                <span class="muted">
+                  every {heartbeat.interval} (+{heartbeat.grace} grace) · last ping{' '}
+                  {formatTime(heartbeat.last_seen_at, info.time_zone)}
+                </span>
+              </div>
+              <div class="row-meta">
+                <span>ID {heartbeat.id}</span>
+                {heartbeat.matchers.map((matcher) => (
+                  <code key={matcher} class="label">
+                    {matcher}
+                  </code>
+                ))}
+              </div>
+              {admin && (
+                <div class="row-actions">
+                  <button
+                    class="danger small"
+                    onClick={() => {
+                      if (confirm(`Delete the heartbeat "${heartbeat.name}"?`))
+                        void action.run(() => api.deleteHeartbeat(heartbeat.id)).then(heartbeats.reload);
+                    }}
+                  >
+                    Delete {heartbeat.name}
+                  </button>
+                </div>
+              )}
+            </li>
+          );
+        })}
+        {heartbeats.data?.length === 0 && <li class="muted">No heartbeats.</li>}
+      </ul>
+      {admin && (
+        <form
+          class="card"
+          aria-label="Add a heartbeat"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void action
+              .run(() =>
+                api.createHeartbeat({
+                  name: name.trim(),
+                  interval: every.trim(),
+                  ...(grace.trim() ? { grace: grace.trim() } : {}),
+                  matchers: lines(matchers),
+                }),
+              )
+              .then((done) => {
+                if (!done) return;
+                setName('');
+                setMatchers('');
+                heartbeats.reload();
+              });
+          }}
+        >
+          <h2>Add a heartbeat</h2>
+          <label>
+            Heartbeat name
+            <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          </label>
+          <div class="inline-form">
+            <label class="inline">
+              Interval
+              <input
+                required
+                style="width: 6rem"
+                value={every}
+                onInput={(event) => setEvery(event.currentTarget.value)}
+              />
+            </label>
+            <label class="inline">
+              Grace
+              <input
+                style="width: 6rem"
+                value={grace}
+                onInput={(event) => setGrace(event.currentTarget.value)}
+              />
+            </label>
+          </div>
+          <label>
+            Alert matchers, one a line (optional)
+            <textarea
+              rows={2}
+              placeholder={'alertname="Watchdog"'}
+              value={matchers}
+              onInput={(event) => setMatchers(event.currentTarget.value)}
+            />
+          </label>
+          <button type="submit" disabled={action.busy}>
+            Add heartbeat
+          </button>
+        </form>
+      )}
+    </Page>
+  );
+}
+
+/* ---------- maintenance windows ---------- */
+
+/** Milliseconds `zone` is ahead of UTC at the instant `ms`. */
+function zoneOffsetMs(ms: number, zone: string): number {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: zone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(new Date(ms));
+  const get = (type: string) => Number(parts.find((part) => part.type === type)?.value ?? 0);
+  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return wall - Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * A `datetime-local` value (`2030-01-10T22:00`) read as a wall time in `zone`,
+ * as an RFC 3339 instant: the page shows and takes times in the server's zone,
+ * not the browser's, so what an admin types is what the list shows.
+ */
+export function zonedToIso(local: string, zone: string): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(local);
+  if (!match) return local;
+  const [year, month, day, hour, minute] = match.slice(1).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const wall = Date.UTC(year, month - 1, day, hour, minute);
+  // Twice, so a wall time next to a daylight-saving change takes the offset valid at that time.
+  let instant = wall - zoneOffsetMs(wall, zone);
+  instant = wall - zoneOffsetMs(instant, zone);
+  return new Date(instant).toISOString();
+}
+
+export function MaintenancePage() {
+  const { me, info } = useSession();
+  const admin = me.user.role === 'admin';
+  const windows = useData(() => api.maintenanceWindows(), []);
+  const [startsAt, setStartsAt] = useState('');
+  const [endsAt, setEndsAt] = useState('');
+  const [reason, setReason] = useState('');
+  const [matchers, setMatchers] = useState('');
+  const action = useAction();
+  const now = Date.now();
+  return (
+    <Page title="Maintenance windows">
+      <p class="muted">
+        During a window, matching incidents still open but page nobody. Times are in {info.time_zone}.
+      </p>
+      <ErrorNote error={windows.error ?? action.error} />
+      <ul class="cards" aria-label="Maintenance windows">
+        {(windows.data ?? []).map((win) => {
+          const current = new Date(win.starts_at).getTime() <= now;
+          return (
+            <li class="card" key={win.id}>
+              <div class="row-main">
+                <strong>{win.reason}</strong>
+                <span class={`badge ${current ? 'status-acknowledged' : ''}`}>
+                  {current ? 'current' : 'upcoming'}
+                </span>
+              </div>
+              <div class="row-meta">
+                <span>
+                  {formatTime(win.starts_at, info.time_zone)} – {formatTime(win.ends_at, info.time_zone)}
+                </span>
+                {win.matchers.length === 0 ? (
+                  <span>every incident</span>
+                ) : (
+                  win.matchers.map((matcher) => (
+                    <code key={matcher} class="label">
+                      {matcher}
+                    </code>
+                  ))
+                )}
+              </div>
+              {admin && (
+                <div class="row-actions">
+                  <button
+                    class="danger small"
+                    onClick={() => {
+                      if (confirm(`Delete the maintenance window "${win.reason}"?`))
+                        void action.run(() => api.deleteMaintenanceWindow(win.id)).then(windows.reload);
+                    }}
+                  >
+                    Delete window {win.reason}
+                  </button>
+                </div>
+              )}
+            </li>
+          );
+        })}
+        {windows.data?.length === 0 && <li class="muted">No current or upcoming maintenance.</li>}
+      </ul>
+      {admin && (
+        <form
+          class="card"
+          aria-label="Schedule a maintenance window"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void action
+              .run(() =>
+                api.createMaintenanceWindow({
+                  starts_at: zonedToIso(startsAt, info.time_zone),
+                  ends_at: zonedToIso(endsAt, info.time_zone),
+                  reason: reason.trim(),
+                  matchers: lines(matchers),
+                }),
+              )
+              .then((done) => {
+                if (!done) return;
+                setReason('');
+                setMatchers('');
+                windows.reload();
+              });
+          }}
+        >
+          <h2>Schedule a maintenance window</h2>
+          <label>
+            Reason
+            <input required value={reason} onInput={(event) => setReason(event.currentTarget.value)} />
+          </label>
+          <div class="inline-form">
+            <label>
+              Starts ({info.time_zone})
+              <input
+                type="datetime-local"
+                required
+                value={startsAt}
+                onInput={(event) => setStartsAt(event.currentTarget.value)}
+              />
+            </label>
+            <label>
+              Ends ({info.time_zone})
+              <input
+                type="datetime-local"
+                required
+                value={endsAt}
+                onInput={(event) => setEndsAt(event.currentTarget.value)}
+              />
+            </label>
+          </div>
+          <label>
+            Label matchers, one a line (none: every incident)
+            <textarea rows={2} value={matchers} onInput={(event) => setMatchers(event.currentTarget.value)} />
+          </label>
+          <button type="submit" disabled={action.busy}>
+            Schedule window
+          </button>
+        </form>
+      )}
+    </Page>
+  );
+}

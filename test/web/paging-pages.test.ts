@@ -1,0 +1,236 @@
+/**
+ * The paging pages in a real browser (Chromium) against a real terdut-server
+ * process on PGlite only (the server side of paging is tested on both
+ * databases elsewhere): escalation policies, contact methods with a test
+ * message through the ntfy stand-in, heartbeats, maintenance windows. Every
+ * change made on a page is checked through the API afterwards.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { pollTopic, startNtfyStandin, type NtfyStandin } from '../peers/ntfy-standin.ts';
+import {
+  ADMIN_PASSWORD,
+  assertAccessible,
+  assertNoHorizontalScroll,
+  DESKTOP,
+  launchChromium,
+  MEMBER_PASSWORD,
+  PHONE,
+  screenshot,
+  signIn,
+  startWebStack,
+  type WebStack,
+} from './support.ts';
+
+describe('the paging pages [pglite]', () => {
+  let browser: Browser;
+  let ntfy: NtfyStandin;
+  let stack: WebStack;
+  const contexts: BrowserContext[] = [];
+
+  before(async () => {
+    browser = await launchChromium();
+    ntfy = await startNtfyStandin();
+    stack = await startWebStack('pglite', { env: { TERDUT_NTFY_URL: ntfy.url } });
+  });
+  after(async () => {
+    for (const context of contexts) await context.close().catch(() => {});
+    await stack?.close();
+    await ntfy?.close();
+    await browser?.close();
+  });
+
+  async function newPage(as: 'admin' | 'mia', options: { phone?: boolean; dark?: boolean } = {}) {
+    const context = await browser.newContext({
+      ...(options.phone
+        ? { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 1 }
+        : { viewport: DESKTOP }),
+      colorScheme: options.dark ? 'dark' : 'light',
+    });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    if (as === 'mia') await signIn(page, stack.url, 'mia', MEMBER_PASSWORD);
+    else await signIn(page, stack.url, 'admin', ADMIN_PASSWORD);
+    return page;
+  }
+
+  async function open(page: Page, link: string, heading: string) {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: link }).click();
+    await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+  }
+
+  test('an admin creates an escalation policy with two steps on the page', async () => {
+    const page = await newPage('admin');
+    await open(page, 'Escalation', 'Escalation policies');
+    await page.getByRole('button', { name: 'New escalation policy' }).click();
+    const form = page.getByRole('form', { name: 'New escalation policy' });
+    await form.getByLabel('Policy name').fill('Databases');
+    await form.getByLabel(/Label matchers/).fill('team="db"\nseverity=~"critical|error"');
+    await form.getByLabel(/Step 1 delay/).fill('0s');
+    await form.getByRole('button', { name: 'Add step' }).click();
+    await form.getByLabel(/Step 2 delay/).fill('5m');
+    await form.getByLabel('Step 2: all admins').uncheck();
+    await form.getByLabel('Step 2: mia').check();
+    await form.getByLabel('Repeat count').fill('2');
+    await form.getByLabel('Notify everyone paged when resolved').uncheck();
+    await assertAccessible(page, 'the escalation policy editor');
+    await form.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByRole('button', { name: 'Edit Databases' }).waitFor();
+
+    const policies = (await stack.api('GET', '/api/escalation-policies')).body;
+    assert.equal(policies.length, 1, JSON.stringify(policies));
+    const [policy] = policies;
+    assert.equal(policy.name, 'Databases');
+    assert.deepEqual(policy.matchers, ['team="db"', 'severity=~"critical|error"']);
+    assert.deepEqual(policy.steps, [
+      { delay: '0s', targets: [{ type: 'on_call' }] },
+      { delay: '5m', targets: [{ type: 'user', user_id: stack.member.id }] },
+    ]);
+    assert.equal(policy.repeat, 2);
+    assert.equal(policy.notify_on_resolve, false);
+    const card = page.getByRole('list', { name: 'Escalation policies' }).getByRole('listitem').first();
+    assert.match(await card.innerText(), /after 5m: mia/);
+
+    // A mistake is refused in the server's words, where the form is.
+    await page.getByRole('button', { name: 'Edit Databases' }).click();
+    const edit = page.getByRole('form', { name: 'Edit Databases' });
+    await edit.getByLabel(/Step 2 delay/).fill('soon');
+    await edit.getByRole('button', { name: 'Save policy' }).click();
+    await edit.getByRole('alert').waitFor();
+    await edit.getByLabel(/Step 2 delay/).fill('10m');
+    await edit.getByRole('button', { name: 'Save policy' }).click();
+    await edit.waitFor({ state: 'detached' });
+    const changed = (await stack.api('GET', `/api/escalation-policies/${policy.id}`)).body;
+    assert.equal(changed.steps[1].delay, '10m');
+    await assertAccessible(page, 'the escalation policies page');
+  });
+
+  test('on the Me page I add an ntfy topic and a test message reaches it', async () => {
+    const page = await newPage('admin');
+    await open(page, 'Me', 'Me: admin');
+    const form = page.getByRole('form', { name: 'Add a contact method' });
+    await form.getByLabel('Kind').selectOption('ntfy');
+    await form.getByLabel('ntfy topic').fill('admin-pager-42');
+    await form.getByLabel('Name (optional)').fill('phone');
+    await form.getByRole('button', { name: 'Add contact method' }).click();
+    await page.getByRole('button', { name: 'Test phone' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Delivered/ })
+      .waitFor();
+
+    const methods = (await stack.api('GET', `/api/users/${stack.admin.id}/contact-methods`)).body;
+    assert.deepEqual(
+      methods.map((method: { kind: string; target: string; name: string }) => [
+        method.kind,
+        method.target,
+        method.name,
+      ]),
+      [['ntfy', 'admin-pager-42', 'phone']],
+    );
+    const received = await pollTopic(ntfy.url, 'admin-pager-42');
+    assert.equal(received.length, 1, 'the stand-in received one test message');
+
+    await page.getByRole('button', { name: 'Switch off phone' }).click();
+    await page.getByRole('button', { name: 'Switch on phone' }).waitFor();
+    assert.equal(
+      (await stack.api('GET', `/api/users/${stack.admin.id}/contact-methods`)).body[0].enabled,
+      false,
+    );
+    await assertAccessible(page, 'the Me page with a contact method');
+  });
+
+  test('an admin adds a heartbeat and a maintenance window; phone and dark mode fit', async () => {
+    const page = await newPage('admin', { phone: true, dark: true });
+    await open(page, 'Heartbeats', 'Heartbeats');
+    const heartbeat = page.getByRole('form', { name: 'Add a heartbeat' });
+    await heartbeat.getByLabel('Heartbeat name').fill('Prometheus watchdog');
+    await heartbeat.getByLabel('Interval').fill('5m');
+    await heartbeat.getByLabel(/Alert matchers/).fill('alertname="Watchdog"');
+    await heartbeat.getByRole('button', { name: 'Add heartbeat' }).click();
+    const card = page.getByRole('list', { name: 'Heartbeats' }).getByRole('listitem').first();
+    await card.getByText('alive', { exact: true }).waitFor();
+    assert.match(await card.innerText(), /last ping/);
+    const heartbeats = (await stack.api('GET', '/api/heartbeats')).body;
+    assert.deepEqual(
+      heartbeats.map((one: { name: string; interval: string; matchers: string[] }) => [
+        one.name,
+        one.interval,
+        one.matchers,
+      ]),
+      [['Prometheus watchdog', '5m', ['alertname="Watchdog"']]],
+    );
+    await assertAccessible(page, 'the heartbeats page');
+    await assertNoHorizontalScroll(page, 'the heartbeats page');
+    await screenshot(page, 'pglite-heartbeats-phone-dark');
+
+    await open(page, 'Maintenance', 'Maintenance windows');
+    const windowForm = page.getByRole('form', { name: 'Schedule a maintenance window' });
+    await windowForm.getByLabel('Reason').fill('Database upgrade');
+    await windowForm.getByLabel('Starts (Europe/Berlin)').fill('2030-01-10T22:00');
+    await windowForm.getByLabel('Ends (Europe/Berlin)').fill('2030-01-11T02:00');
+    await windowForm.getByLabel(/Label matchers/).fill('team="db"');
+    await windowForm.getByRole('button', { name: 'Schedule window' }).click();
+    const windowCard = page.getByRole('list', { name: 'Maintenance windows' }).getByRole('listitem').first();
+    await windowCard.getByText('upcoming', { exact: true }).waitFor();
+    const windows = (await stack.api('GET', '/api/maintenance-windows')).body;
+    assert.equal(windows.length, 1, JSON.stringify(windows));
+    assert.equal(windows[0].reason, 'Database upgrade');
+    assert.deepEqual(windows[0].matchers, ['team="db"']);
+    // Typed as wall times in the server's zone (Berlin, UTC+1 in January).
+    assert.equal(windows[0].starts_at, '2030-01-10T21:00:00.000Z');
+    assert.equal(windows[0].ends_at, '2030-01-11T01:00:00.000Z');
+    assert.match(await windowCard.innerText(), /2030-01-10 22:00 – 2030-01-11 02:00/);
+    await assertAccessible(page, 'the maintenance page');
+    await assertNoHorizontalScroll(page, 'the maintenance page');
+    await screenshot(page, 'pglite-maintenance-phone-dark');
+
+    await open(page, 'Escalation', 'Escalation policies');
+    await page.getByRole('button', { name: 'New escalation policy' }).click();
+    await page
+      .getByRole('form', { name: 'New escalation policy' })
+      .getByRole('button', { name: 'Add step' })
+      .click();
+    await assertAccessible(page, 'the escalation policy editor on a phone in dark mode');
+    await assertNoHorizontalScroll(page, 'the escalation policy editor');
+    await screenshot(page, 'pglite-escalation-phone-dark');
+    await open(page, 'Me', 'Me: admin');
+    await assertAccessible(page, 'the Me page on a phone in dark mode');
+    await assertNoHorizontalScroll(page, 'the Me page');
+  });
+
+  test('a member on call with no way to reach her is warned on the queue and the Me page', async () => {
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin' }).format(new Date());
+    const scheduled = await stack.api('POST', '/api/schedule', { user_id: stack.member.id, dates: [today] });
+    assert.ok(scheduled.status < 300, JSON.stringify(scheduled.body));
+    const page = await newPage('mia');
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /no working contact method/ })
+      .waitFor();
+    await open(page, 'Me', 'Me: mia');
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /no working contact method/ })
+      .waitFor();
+    await assertAccessible(page, 'the Me page with the on-call warning');
+  });
+
+  test('a member sees policies, heartbeats and windows but no admin controls', async () => {
+    const page = await newPage('mia');
+    await open(page, 'Escalation', 'Escalation policies');
+    await page.getByText('Databases').waitFor();
+    assert.equal(await page.getByRole('button', { name: /New escalation policy|Edit |Delete / }).count(), 0);
+    await open(page, 'Heartbeats', 'Heartbeats');
+    await page.getByText('Prometheus watchdog').waitFor();
+    assert.equal(await page.getByRole('form', { name: 'Add a heartbeat' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: /Delete/ }).count(), 0);
+    await open(page, 'Maintenance', 'Maintenance windows');
+    await page.getByText('Database upgrade').waitFor();
+    assert.equal(await page.getByRole('form', { name: 'Schedule a maintenance window' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: /Delete/ }).count(), 0);
+    await assertAccessible(page, 'the maintenance page as a member');
+  });
+});
