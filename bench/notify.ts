@@ -57,7 +57,8 @@ async function run(storage: BenchStorage, label: string): Promise<string[][]> {
   const { adminId, adminKey } = await prepareStorage(storage);
   const db = await openStorage(storage);
   await db.query(
-    `INSERT INTO schedule_entries (user_id, date) VALUES ($1, now()::date), ($1, now()::date + 1)`,
+    `INSERT INTO schedule_overrides (schedule_id, user_id, starts_at, ends_at)
+     SELECT id, $1, now() - interval '1 hour', now() + interval '2 days' FROM schedules WHERE is_default`,
     [adminId],
   );
   await db.query(
@@ -66,7 +67,11 @@ async function run(storage: BenchStorage, label: string): Promise<string[][]> {
     [adminId, receiver.url],
   );
   await db.close();
-  const server = await startServerProcess(storage);
+  // Every page goes to one person: without a high storm limit the burst would (rightly) fold into summaries.
+  // The server child gets only the environment given here, never the benchmark's own.
+  const server = await startServerProcess(storage, {
+    TERDUT_PAGING_STORM_LIMIT: process.env.TERDUT_PAGING_STORM_LIMIT ?? '1000000',
+  });
   const post = async (groupKey: string) => {
     const payload = notification({
       groupKey,
@@ -121,8 +126,6 @@ async function run(storage: BenchStorage, label: string): Promise<string[][]> {
 }
 
 async function main(): Promise<void> {
-  // Every page goes to one person: without this the burst would (rightly) fold into summaries.
-  process.env.TERDUT_PAGING_STORM_LIMIT ??= '1000000';
   printMachine();
   console.log(
     `load average at start: ${loadavg()

@@ -36,13 +36,21 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Starts `terdut-server serve` on a free loopback port and waits until /readyz answers 200. */
-export async function startServerProcess(storage: BenchStorage): Promise<RunningServer> {
+/**
+ * Starts `terdut-server serve` on a free loopback port and waits until /readyz
+ * answers 200. The server gets only `env` beyond its storage, never the
+ * benchmark's own environment.
+ */
+export async function startServerProcess(
+  storage: BenchStorage,
+  env: Record<string, string> = {},
+): Promise<RunningServer> {
   const processes = new ChildProcessGroup();
   // The request log is written as in production (info), to a file no one reads.
   const server = await startServer({
     processes,
     logLevel: 'info',
+    env,
     ...(storage.kind === 'postgres' ? { databaseUrl: storage.url } : { dataDir: storage.dataDir }),
   });
   return {
