@@ -13,3 +13,4 @@ export * from './incidents.ts';
 export * from './server-process.ts';
 export * from './webhook-receiver.ts';
 export * from './smtp-sink.ts';
+export * from './paging.ts';

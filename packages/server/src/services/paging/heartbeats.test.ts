@@ -16,6 +16,7 @@ import {
   notification,
   startWebhookReceiver,
   type WebhookReceiver,
+  onCallWith,
 } from '@terdut/test-support';
 
 const MINUTE = 60_000;
@@ -32,18 +33,7 @@ forEachDatabase('heartbeats', (database) => {
     server = await startTestApp(database(), { clock, config: testConfig() });
     admin = await server.createUser('hb-admin', 'admin');
     hana = await server.createUser('hana');
-    await server.request({
-      method: 'POST',
-      url: '/api/schedule',
-      as: admin,
-      payload: { user_id: hana.id, dates: ['2026-12-03'] },
-    });
-    await server.request({
-      method: 'POST',
-      url: `/api/users/${hana.id}/contact-methods`,
-      as: hana,
-      payload: { kind: 'webhook', target: receiver.url },
-    });
+    await onCallWith(server, admin, hana, ['2026-12-03'], { kind: 'webhook', target: receiver.url });
   });
   after(async () => {
     await server.close();

@@ -15,6 +15,7 @@ import {
   openIncident,
   startWebhookReceiver,
   type WebhookReceiver,
+  onCallWith,
 } from '@terdut/test-support';
 
 const MINUTE = 60_000;
@@ -31,18 +32,7 @@ forEachDatabase('maintenance windows', (database) => {
     server = await startTestApp(database(), { clock, config: testConfig() });
     admin = await server.createUser('mw-admin', 'admin');
     gina = await server.createUser('gina');
-    await server.request({
-      method: 'POST',
-      url: '/api/schedule',
-      as: admin,
-      payload: { user_id: gina.id, dates: ['2026-12-03'] },
-    });
-    await server.request({
-      method: 'POST',
-      url: `/api/users/${gina.id}/contact-methods`,
-      as: gina,
-      payload: { kind: 'webhook', target: receiver.url },
-    });
+    await onCallWith(server, admin, gina, ['2026-12-03'], { kind: 'webhook', target: receiver.url });
   });
   after(async () => {
     await server.close();

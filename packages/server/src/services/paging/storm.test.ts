@@ -17,6 +17,7 @@ import {
   notification,
   startWebhookReceiver,
   type WebhookReceiver,
+  onCallWith,
 } from '@terdut/test-support';
 
 forEachDatabase('storm folding', (database) => {
@@ -34,18 +35,7 @@ forEachDatabase('storm folding', (database) => {
     });
     admin = await server.createUser('storm-admin', 'admin');
     frank = await server.createUser('frank');
-    await server.request({
-      method: 'POST',
-      url: '/api/schedule',
-      as: admin,
-      payload: { user_id: frank.id, dates: ['2026-12-03'] },
-    });
-    await server.request({
-      method: 'POST',
-      url: `/api/users/${frank.id}/contact-methods`,
-      as: frank,
-      payload: { kind: 'webhook', target: receiver.url },
-    });
+    await onCallWith(server, admin, frank, ['2026-12-03'], { kind: 'webhook', target: receiver.url });
   });
   after(async () => {
     await server.close();
