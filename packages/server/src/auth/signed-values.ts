@@ -16,8 +16,12 @@ export function readSignedValue(text: string, key: string): unknown {
   const dot = text.lastIndexOf('.');
   if (dot <= 0) return undefined;
   const body = text.slice(0, dot);
-  const given = Buffer.from(text.slice(dot + 1), 'base64url');
-  const expected = Buffer.from(mac(body, key), 'base64url');
+  // The signature's TEXT is compared, not its decoded bytes: base64url lets
+  // several spellings decode to the same bytes (the last character carries
+  // unused bits), and a signed value must be accepted in exactly the one
+  // spelling we issued, or a "changed" link would still work.
+  const given = Buffer.from(text.slice(dot + 1), 'utf8');
+  const expected = Buffer.from(mac(body, key), 'utf8');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
   try {
     return JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown;
