@@ -37,6 +37,18 @@ export interface HeartbeatInput {
 export const heartbeatGroup = (id: number): string => `heartbeat:${id}`;
 
 /**
+ * How long another replica may go on using a heartbeat list from before a
+ * heartbeat was added or deleted elsewhere (this process forgets at once).
+ * Reading the list was one of the round trips of every notification.
+ */
+export const HEARTBEAT_CACHE_MS = 5_000;
+
+interface CachedMatchers {
+  heartbeats: { id: number; matchers: ReturnType<typeof parseMatcher>[] }[];
+  until: number;
+}
+
+/**
  * Heartbeats (dead man's switches). A heartbeat is refreshed by an alert
  * that matches it (Prometheus's always-firing Watchdog: such alerts open no
  * incident) or by POST /api/heartbeats/{id}/ping. One not refreshed within
@@ -48,6 +60,9 @@ export class HeartbeatService {
   readonly #clock: Clock;
   readonly #metrics: Metrics;
   readonly #audit: AuditService;
+  #cached: CachedMatchers | undefined;
+  // A read that began before a change must not be cached after it.
+  #generation = 0;
 
   constructor(deps: { db: Database; clock: Clock; metrics: Metrics; audit: AuditService }) {
     this.#db = deps.db;
@@ -83,7 +98,7 @@ export class HeartbeatService {
       }
     });
     try {
-      return await this.#db.transaction(async (tx) => {
+      const created = await this.#db.transaction(async (tx) => {
         const heartbeat = await insertHeartbeat(
           tx,
           { name, interval_ms: intervalMs, grace_ms: graceMs, matchers },
@@ -98,6 +113,8 @@ export class HeartbeatService {
         });
         return heartbeat;
       });
+      this.#forgetMatchers();
+      return created;
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict(`a heartbeat named "${name}" exists; choose another name`);
       throw error;
@@ -117,6 +134,7 @@ export class HeartbeatService {
         clientAddress,
       });
     });
+    this.#forgetMatchers();
   }
 
   /** A ping (cron jobs): the heartbeat is seen now; its missed-heartbeat incident resolves. */
@@ -131,13 +149,11 @@ export class HeartbeatService {
    * notification and refreshes those heartbeats; returns the other alerts.
    */
   async absorb(alerts: AlertState[]): Promise<AlertState[]> {
-    const heartbeats = (await listHeartbeats(this.#db)).filter((heartbeat) => heartbeat.matchers.length > 0);
+    const heartbeats = await this.#matchers();
     if (heartbeats.length === 0) return alerts;
     const seen = new Set<number>();
     const remaining = alerts.filter((alert) => {
-      const matching = heartbeats.filter((heartbeat) =>
-        matchesAll(heartbeat.matchers.map(parseMatcher), alert.labels),
-      );
+      const matching = heartbeats.filter((heartbeat) => matchesAll(heartbeat.matchers, alert.labels));
       if (matching.length === 0) return true;
       // A resolved Watchdog is not a sign of life.
       if (alert.status === 'firing') for (const heartbeat of matching) seen.add(heartbeat.id);
@@ -209,5 +225,23 @@ export class HeartbeatService {
       now,
     );
     this.#metrics.incidentsResolved.inc({ source: 'alerts' });
+  }
+
+  /** The heartbeats that alerts can refresh (those with matchers), cached for HEARTBEAT_CACHE_MS. */
+  async #matchers(): Promise<CachedMatchers['heartbeats']> {
+    if (this.#cached !== undefined && this.#cached.until > performance.now()) return this.#cached.heartbeats;
+    const generation = this.#generation;
+    const heartbeats = (await listHeartbeats(this.#db))
+      .filter((heartbeat) => heartbeat.matchers.length > 0)
+      .map((heartbeat) => ({ id: heartbeat.id, matchers: heartbeat.matchers.map(parseMatcher) }));
+    if (generation === this.#generation) {
+      this.#cached = { heartbeats, until: performance.now() + HEARTBEAT_CACHE_MS };
+    }
+    return heartbeats;
+  }
+
+  #forgetMatchers(): void {
+    this.#generation += 1;
+    this.#cached = undefined;
   }
 }
