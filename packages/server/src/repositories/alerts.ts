@@ -118,12 +118,6 @@ export async function touchAlerts(db: Queryable, ids: number[], groupKey: string
   ]);
 }
 
-/** Points alerts at the newest incident they belong to. */
-export async function setAlertsIncident(db: Queryable, ids: number[], incidentId: number): Promise<void> {
-  if (ids.length === 0) return;
-  await db.query(`UPDATE alerts SET incident_id = $2 WHERE id = ANY($1::bigint[])`, [ids, incidentId]);
-}
-
 /** Marks firing alerts resolved because nothing refreshed them; ends_at is when they went stale. */
 export async function expireAlerts(db: Queryable, ids: number[], staleAfterMs: number): Promise<AlertRow[]> {
   if (ids.length === 0) return [];

@@ -25,7 +25,11 @@ export async function linksInGroup(
   return result.rows;
 }
 
-/** Adds alerts to an incident, or records that a new occurrence of a member joined. */
+/**
+ * Adds alerts to an incident, or records that a new occurrence of a member
+ * joined, and points the alerts at it (their newest incident), in one
+ * statement.
+ */
 export async function linkAlerts(
   tx: Queryable,
   incidentId: number,
@@ -34,9 +38,10 @@ export async function linkAlerts(
 ): Promise<void> {
   if (links.length === 0) return;
   await tx.query(
-    `INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
-     SELECT $1, alert_id, occurrence_starts_at, $3
-       FROM jsonb_to_recordset($2::jsonb) AS x(alert_id bigint, occurrence_starts_at timestamptz)
+    `WITH x AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(alert_id bigint, occurrence_starts_at timestamptz)),
+          pointed AS (UPDATE alerts SET incident_id = $1 WHERE id IN (SELECT alert_id FROM x))
+     INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
+     SELECT $1, alert_id, occurrence_starts_at, $3 FROM x
      ON CONFLICT (incident_id, alert_id) DO UPDATE SET occurrence_starts_at = EXCLUDED.occurrence_starts_at`,
     [
       incidentId,

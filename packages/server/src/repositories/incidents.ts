@@ -25,14 +25,15 @@ export interface IncidentRow {
 }
 
 // Users are soft-deleted, so the joins find the names of deleted users too.
-const SELECT_INCIDENT = `
+const INCIDENT_COLUMNS = `
   SELECT i.id, i.group_key, i.title, i.group_labels, i.status, i.severity, i.severity_rank, i.triggered_at,
          i.acknowledged_by, ack.username AS acknowledged_by_username, i.acknowledged_at,
          i.assigned_to, asg.username AS assigned_to_username, i.snoozed_until,
-         i.resolved_at, i.resolution_source, i.archived_at
-    FROM incidents i
+         i.resolved_at, i.resolution_source, i.archived_at`;
+const WITH_USERNAMES = `
     LEFT JOIN users ack ON ack.id = i.acknowledged_by
     LEFT JOIN users asg ON asg.id = i.assigned_to`;
+const SELECT_INCIDENT = `${INCIDENT_COLUMNS} FROM incidents i ${WITH_USERNAMES}`;
 
 /**
  * Serialises every writer of one alert group (intake, staleness sweep) across
@@ -77,11 +78,14 @@ export interface NewIncident {
 
 /** Opens an incident. A second open incident of the same group violates `incidents_one_open_per_group`. */
 export async function insertIncident(tx: Queryable, incident: NewIncident): Promise<IncidentRow> {
-  const result = await tx.query<{ id: number }>(
-    `INSERT INTO incidents (group_key, title, group_labels, triggered_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+  // One round trip: the row comes back as every other read returns it.
+  const result = await tx.query<IncidentRow>(
+    `WITH i AS (INSERT INTO incidents (group_key, title, group_labels, triggered_at)
+                VALUES ($1, $2, $3, $4) RETURNING *)
+     ${INCIDENT_COLUMNS} FROM i ${WITH_USERNAMES}`,
     [incident.group_key, incident.title, JSON.stringify(incident.group_labels), incident.triggered_at],
   );
-  return (await findIncidentById(tx, result.rows[0]!.id))!;
+  return result.rows[0]!;
 }
 
 export async function findIncidentById(db: Queryable, id: number): Promise<IncidentRow | undefined> {
@@ -131,14 +135,15 @@ export async function updateIncident(
   changes: IncidentChanges,
 ): Promise<IncidentRow> {
   const columns = CHANGEABLE.filter((column) => column in changes);
-  if (columns.length > 0) {
-    const assignments = columns.map((column, index) => `${column} = $${index + 2}`).join(', ');
-    await tx.query(`UPDATE incidents SET ${assignments} WHERE id = $1`, [
-      id,
-      ...columns.map((column) => changes[column]),
-    ]);
-  }
-  return (await findIncidentById(tx, id))!;
+  if (columns.length === 0) return (await findIncidentById(tx, id))!;
+  const assignments = columns.map((column, index) => `${column} = $${index + 2}`).join(', ');
+  // One round trip: the updated row with the names, as findIncidentById returns it.
+  const result = await tx.query<IncidentRow>(
+    `WITH i AS (UPDATE incidents SET ${assignments} WHERE id = $1 RETURNING *)
+     ${INCIDENT_COLUMNS} FROM i ${WITH_USERNAMES}`,
+    [id, ...columns.map((column) => changes[column])],
+  );
+  return result.rows[0]!;
 }
 
 export interface IncidentFilter {

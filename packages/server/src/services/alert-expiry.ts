@@ -29,9 +29,11 @@ export async function expireStaleAlertsOfGroup(
   groupKey: string,
   now: Date,
   staleAfterMs: number,
+  /** The stale alerts, when the caller has locked them already (intake, repositories/alert-groups.ts). */
+  locked?: AlertRow[],
 ): Promise<AlertRow[]> {
   const cutoff = new Date(now.getTime() - staleAfterMs);
-  const stale = await lockStaleAlertsOfGroup(tx, groupKey, cutoff);
+  const stale = locked ?? (await lockStaleAlertsOfGroup(tx, groupKey, cutoff));
   if (stale.length === 0) return [];
   const expired = await expireAlerts(
     tx,

@@ -6,7 +6,6 @@ import type { AlertGroupNotification, AlertState } from '../domain/alerts.ts';
 import {
   insertAlerts,
   lockAlertsByFingerprint,
-  setAlertsIncident,
   touchAlerts,
   updateAlertState,
   type AlertRow,
@@ -19,6 +18,7 @@ import {
   type IncidentRow,
 } from '../repositories/incidents.ts';
 import { linkAlerts, linksInGroup, type IncidentAlertLink } from '../repositories/incident-alerts.ts';
+import { lockGroupForNotification, type LockedGroup } from '../repositories/alert-groups.ts';
 import { insertEvents, type NewIncidentEvent } from '../repositories/incident-events.ts';
 import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
@@ -136,20 +136,20 @@ export class IntakeService {
    */
   async #apply(tx: Queryable, notification: AlertGroupNotification, now: Date): Promise<IntakeResult> {
     const { groupKey } = notification;
-    // Every writer of this group waits here, on every replica, until we commit.
-    await lockIncidentGroup(tx, groupKey);
-    let incident = await lockOpenIncidentOfGroup(tx, groupKey);
     // Set-at-a-time writes go in slices (db/batches.ts): the largest
     // notification must not hold PGlite's thread, and so /healthz, for long.
     const batch = this.#batchRows;
-    const live = (await upsertAlerts(tx, notification.alerts, now, batch)).filter(
+    const staleBefore = new Date(now.getTime() - this.#staleAfterMs);
+    // Every writer of this group waits here, on every replica, until we commit.
+    const locked = await lockGroup(tx, groupKey, notification.alerts, staleBefore, batch);
+    let incident = locked.incident;
+    const live = (await upsertAlerts(tx, notification.alerts, locked.alerts, now, batch)).filter(
       (alert) => alert.change !== 'outdated',
     );
-    const links = await inBatches(
-      live.map((alert) => alert.row.id),
-      batch,
-      (ids) => linksInGroup(tx, groupKey, ids),
-    );
+    const liveIds = new Set(live.map((alert) => alert.row.id));
+    const links =
+      locked.links?.filter((link) => liveIds.has(link.alert_id)) ??
+      (await inBatches([...liveIds], batch, (ids) => linksInGroup(tx, groupKey, ids)));
 
     let opened = false;
     if (incident === undefined) {
@@ -166,10 +166,19 @@ export class IntakeService {
 
     // The notification refreshed what it carried; whatever the group has
     // that nothing refreshed for too long is presumed resolved.
-    await expireStaleAlertsOfGroup(tx, groupKey, now, this.#staleAfterMs);
+    await expireStaleAlertsOfGroup(
+      tx,
+      groupKey,
+      now,
+      this.#staleAfterMs,
+      locked.stale?.filter((row) => !liveIds.has(row.id)),
+    );
 
     let resolved = false;
-    if (incident !== undefined) {
+    // A carried firing alert is a member of the open incident by now (it
+    // joined, or was one), so the incident cannot be quiet: no need to count.
+    const carriesFiring = live.some((alert) => alert.row.status === 'firing');
+    if (incident !== undefined && !carriesFiring) {
       const closed = await resolveIfAllAlertsResolved(tx, incident, now);
       if (closed !== undefined) {
         resolved = true;
@@ -182,6 +191,30 @@ export class IntakeService {
       resolved,
     };
   }
+}
+
+/**
+ * Step: takes the group's lock and locks what the notification works on.
+ * Up to one slice of alerts, in one round trip (repositories/alert-groups.ts);
+ * larger notifications lock step by step, in slices, and leave the stale
+ * alerts and the links to be read later (undefined).
+ */
+async function lockGroup(
+  tx: Queryable,
+  groupKey: string,
+  alerts: AlertState[],
+  staleBefore: Date,
+  batch: number,
+): Promise<Omit<LockedGroup, 'stale' | 'links'> & Partial<Pick<LockedGroup, 'stale' | 'links'>>> {
+  // Sorted before slicing: concurrent writers lock the same slices in the same order (no deadlock).
+  const fingerprints = [...new Set(alerts.map((alert) => alert.fingerprint))].sort();
+  if (fingerprints.length <= batch) return lockGroupForNotification(tx, groupKey, fingerprints, staleBefore);
+  await lockIncidentGroup(tx, groupKey);
+  const incident = await lockOpenIncidentOfGroup(tx, groupKey);
+  return {
+    incident,
+    alerts: await inBatches(fingerprints, batch, (slice) => lockAlertsByFingerprint(tx, slice)),
+  };
 }
 
 /** The link of this alert's current occurrence to an incident of the group, if it has one. */
@@ -266,11 +299,6 @@ async function joinIncident(
     batch,
     (slice) => linkAlerts(tx, incident.id, slice, now),
   );
-  await inBatches(
-    joining.map((row) => row.id),
-    batch,
-    (ids) => setAlertsIncident(tx, ids, incident.id),
-  );
   const raised = await raiseSeverity(tx, incident, joining);
   // An acknowledged incident's acknowledger hears once of what joined it (paging/escalation-hooks.ts).
   if (joining.some((row) => row.status === 'firing')) await noteUpdateForAcknowledger(tx, raised, now);
@@ -295,22 +323,19 @@ function resolvedAfterClose(
   return events;
 }
 
-/** Stores each alert's state and says how it changed; unchanged ones only get "last seen". */
+/**
+ * Stores each alert's state and says how it changed; unchanged ones only get
+ * "last seen". `stored`: the stored alerts with these fingerprints, locked.
+ */
 async function upsertAlerts(
   tx: Queryable,
   alerts: AlertState[],
+  stored: AlertRow[],
   now: Date,
   batch: number,
 ): Promise<ReceivedAlert[]> {
   const byFingerprint = new Map(alerts.map((alert) => [alert.fingerprint, alert]));
-  // Sorted before slicing: concurrent writers lock the same slices in the same order (no deadlock).
-  const fingerprints = [...byFingerprint.keys()].sort();
-  const existing = new Map(
-    (await inBatches(fingerprints, batch, (slice) => lockAlertsByFingerprint(tx, slice))).map((row) => [
-      row.fingerprint,
-      row,
-    ]),
-  );
+  const existing = new Map(stored.map((row) => [row.fingerprint, row]));
   const received: ReceivedAlert[] = [];
   const missing = alerts.filter((alert) => !existing.has(alert.fingerprint));
   const inserted = await inBatches(missing, batch, (slice) => insertAlerts(tx, slice, now));

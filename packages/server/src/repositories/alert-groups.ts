@@ -1,0 +1,84 @@
+import type { Queryable } from '../db/database.ts';
+import type { AlertRow } from './alerts.ts';
+import type { IncidentRow } from './incidents.ts';
+import type { IncidentAlertLink } from './incident-alerts.ts';
+
+/** What a notification works on, locked: see migration 0900 (terdut_intake_begin). */
+export interface LockedGroup {
+  /** The group's open incident, if any. */
+  incident: IncidentRow | undefined;
+  /** The stored alerts with the notification's fingerprints, in fingerprint order. */
+  alerts: AlertRow[];
+  /** The group's firing alerts last seen before `staleBefore`, in fingerprint order. */
+  stale: AlertRow[];
+  /** Links of the carried alerts to incidents of the group, newest incident first. */
+  links: IncidentAlertLink[];
+}
+
+/**
+ * Takes the group's lock (every writer of the group waits, on every
+ * replica, until we commit), then locks and reads in the same round trip
+ * what lockIncidentGroup, lockOpenIncidentOfGroup, lockAlertsByFingerprint,
+ * lockStaleAlertsOfGroup and linksInGroup would, one after the other.
+ */
+export async function lockGroupForNotification(
+  tx: Queryable,
+  groupKey: string,
+  fingerprints: string[],
+  staleBefore: Date,
+): Promise<LockedGroup> {
+  const result = await tx.query<{ locked: LockedGroupJson }>(
+    'SELECT terdut_intake_begin($1, $2::text[], $3) AS locked',
+    [groupKey, fingerprints, staleBefore],
+  );
+  const locked = result.rows[0]!.locked;
+  return {
+    incident: locked.incident === null ? undefined : incidentFromJson(locked.incident),
+    alerts: locked.alerts.map(alertFromJson),
+    stale: locked.stale.map(alertFromJson),
+    links: locked.links.map((link) => ({
+      ...link,
+      occurrence_starts_at: new Date(link.occurrence_starts_at),
+    })),
+  };
+}
+
+// JSON carries timestamps as text; the rows elsewhere carry Dates.
+type Json<Row, DateKeys extends keyof Row> = Omit<Row, DateKeys> & {
+  [Key in DateKeys]: null extends Row[Key] ? string | null : string;
+};
+type AlertJson = Json<AlertRow, 'starts_at' | 'ends_at' | 'received_at' | 'last_seen_at' | 'archived_at'>;
+type IncidentJson = Json<
+  IncidentRow,
+  'triggered_at' | 'acknowledged_at' | 'snoozed_until' | 'resolved_at' | 'archived_at'
+>;
+interface LockedGroupJson {
+  incident: IncidentJson | null;
+  alerts: AlertJson[];
+  stale: AlertJson[];
+  links: Json<IncidentAlertLink, 'occurrence_starts_at'>[];
+}
+
+const dateOrNull = (text: string | null): Date | null => (text === null ? null : new Date(text));
+
+function alertFromJson(row: AlertJson): AlertRow {
+  return {
+    ...row,
+    starts_at: new Date(row.starts_at),
+    ends_at: dateOrNull(row.ends_at),
+    received_at: new Date(row.received_at),
+    last_seen_at: new Date(row.last_seen_at),
+    archived_at: dateOrNull(row.archived_at),
+  };
+}
+
+function incidentFromJson(row: IncidentJson): IncidentRow {
+  return {
+    ...row,
+    triggered_at: new Date(row.triggered_at),
+    acknowledged_at: dateOrNull(row.acknowledged_at),
+    snoozed_until: dateOrNull(row.snoozed_until),
+    resolved_at: dateOrNull(row.resolved_at),
+    archived_at: dateOrNull(row.archived_at),
+  };
+}
