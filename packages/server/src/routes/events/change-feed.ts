@@ -25,9 +25,14 @@ export class ChangeFeed {
 
   /** Announces `changes` to every replica. Never throws: a lost announcement only delays a refresh. */
   async announce(changes: Change[]): Promise<void> {
-    for (const change of changes) {
-      await this.#db.notify(CHANGES_CHANNEL, JSON.stringify(change)).catch(() => {});
-    }
+    if (changes.length === 0) return;
+    // One statement for all of them: a webhook announces two, on every notification.
+    await this.#db
+      .query(
+        'SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS x(payload, n) ORDER BY n',
+        [CHANGES_CHANNEL, changes.map((change) => JSON.stringify(change))],
+      )
+      .catch(() => {});
   }
 
   /** Calls `onChange` for every change from now on; resolves when listening, with the unsubscribe function. */
