@@ -7,7 +7,8 @@
  * `bench:intake` (bench/support/intake-load.ts); the passes are interleaved
  * (terdut's scenario, then Alerta's same scenario, then the next), so a
  * change in the machine's load falls on both. Prints terdut/Alerta per
- * scenario against the goal of 10×.
+ * scenario against the goal of 10×, and each server's memory when started
+ * and at the end (RSS and PSS; Alerta's summed over gunicorn's processes).
  *
  * Honesty checks: every notification must be answered 2xx (Alerta: 201
  * naming every alert sent), and at the end each database must hold exactly
@@ -37,6 +38,7 @@ import {
 } from './support/intake-load.ts';
 import { formatMs, printTable } from './support/latency.ts';
 import { printMachine } from './support/machine.ts';
+import { formatMiB, memoryOfAll } from './support/memory.ts';
 import { provideBenchPostgres } from './support/postgres.ts';
 import { prepareStorage, startServerProcess } from './support/server-process.ts';
 
@@ -46,6 +48,8 @@ const GOAL = 10;
 interface Contender {
   name: string;
   send: SendNotification;
+  /** The server's processes (terdut-server; gunicorn's master and workers), for memory readings. */
+  pids(): number[];
   databaseUrl: string;
   /** Distinct alerts the server answered 2xx for: the rows its `alerts` table must hold at the end. */
   accepted: number;
@@ -113,6 +117,7 @@ async function main(): Promise<number> {
     {
       name: 'terdut',
       send: (notification) => client.webhook.sendAlertmanager(notification),
+      pids: () => (server.pid === undefined ? [] : [server.pid]),
       databaseUrl: terdutDb.url,
       accepted: 0,
       results: new Map(),
@@ -120,12 +125,19 @@ async function main(): Promise<number> {
     {
       name: 'Alerta',
       send: (notification) => sendToAlerta(alerta, notification),
+      pids: () => alerta.pids(),
       databaseUrl: alertaDb.url,
       accepted: 0,
       results: new Map(),
     },
   ];
 
+  const memory = (contender: Contender) => {
+    const pids = contender.pids();
+    const { rssMiB, pssMiB } = memoryOfAll(pids);
+    return `${contender.name} ${formatMiB(rssMiB)} RSS, ${formatMiB(pssMiB)} PSS (${pids.length} process${pids.length === 1 ? '' : 'es'})`;
+  };
+  console.log(`memory when started: ${contenders.map(memory).join('; ')}`);
   console.log('warming up each server alone:');
   for (const contender of contenders) {
     contender.accepted += await warmUpServer(contender.send);
@@ -141,6 +153,7 @@ async function main(): Promise<number> {
     }
   }
 
+  console.log(`memory at the end: ${contenders.map(memory).join('; ')}`);
   let honest = true;
   console.log("\nstored alerts (rows of each one's `alerts` table) against distinct alerts answered 2xx:");
   for (const contender of contenders) {

@@ -33,6 +33,8 @@ export async function prepareStorage(storage: BenchStorage): Promise<{ adminId: 
 
 export interface RunningServer {
   baseUrl: string;
+  /** The server process's pid, for memory readings. */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startServerProcess(
   });
   return {
     baseUrl: server.url,
+    pid: processes.children[0]?.process.pid,
     async stop() {
       await server.stop();
       await processes.stop();
