@@ -117,7 +117,7 @@ async function main(): Promise<number> {
     {
       name: 'terdut',
       send: (notification) => client.webhook.sendAlertmanager(notification),
-      pids: () => (server.pid === undefined ? [] : [server.pid]),
+      pids: () => [server.pid],
       databaseUrl: terdutDb.url,
       accepted: 0,
       results: new Map(),

@@ -33,8 +33,8 @@ export async function prepareStorage(storage: BenchStorage): Promise<{ adminId: 
 
 export interface RunningServer {
   baseUrl: string;
-  /** The server process's pid, for memory readings. */
-  pid: number | undefined;
+  /** The server's process id, for reading its memory from /proc. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -57,7 +57,7 @@ export async function startServerProcess(
   });
   return {
     baseUrl: server.url,
-    pid: processes.children[0]?.process.pid,
+    pid: server.pid,
     async stop() {
       await server.stop();
       await processes.stop();
