@@ -7,6 +7,7 @@ export default tseslint.config(
   {
     ignores: [
       '.fuzz-venv/**',
+      '.bench-venv/**',
       'eslint.config.js',
       '**/node_modules/**',
       '.terdut/**',

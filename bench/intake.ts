@@ -18,125 +18,35 @@ import pg from 'pg';
 import { TerdutClient } from '../packages/client/src/index.ts';
 import { openPglite } from '../packages/server/src/db/database.ts';
 import { notificationOfSize } from '../test/support/alertmanager-payloads.ts';
-import { LatencyRecorder, formatMs, printTable } from './support/latency.ts';
+import {
+  CONCURRENCY,
+  SCENARIOS,
+  SECONDS,
+  WARM_UP_MS,
+  describeMeasured,
+  drive,
+  runScenario,
+  warmUpServer,
+  type Measured,
+  type SendNotification,
+} from './support/intake-load.ts';
+import { formatMs, printTable } from './support/latency.ts';
 import { printMachine } from './support/machine.ts';
 import { provideBenchPostgres } from './support/postgres.ts';
 import { prepareStorage, startServerProcess, type BenchStorage } from './support/server-process.ts';
-
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
-const WARM_UP_MS = 1000;
-const SERVER_WARM_UP_MS = 4000;
-
-interface Scenario {
-  label: string;
-  alertsPerNotification: number;
-  /** `new`: every notification is a new group of new firing alerts (opens an incident, inserts every alert).
-   *  `repeat`: the same groups re-sent unchanged (Alertmanager's repeat_interval): only "last seen" moves. */
-  kind: 'new' | 'repeat';
-}
-
-const SCENARIOS: Scenario[] = [
-  { label: '1 new alert', alertsPerNotification: 1, kind: 'new' },
-  { label: '10 new alerts', alertsPerNotification: 10, kind: 'new' },
-  { label: '100 new alerts', alertsPerNotification: 100, kind: 'new' },
-  { label: '100 alerts, repeat', alertsPerNotification: 100, kind: 'repeat' },
-];
-
-interface Measured {
-  alertsPerSecond: number;
-  notificationsPerSecond: number;
-  p50: number;
-  p99: number;
-  failures: number;
-}
-
-/** Runs `send` from CONCURRENCY workers until the deadline; the first WARM_UP_MS are not recorded. */
-async function drive(send: (worker: number, sequence: number) => Promise<number>): Promise<Measured> {
-  const latency = new LatencyRecorder();
-  let alerts = 0;
-  let failures = 0;
-  let sequence = 0;
-  const warmUntil = performance.now() + WARM_UP_MS;
-  const deadline = warmUntil + SECONDS * 1000;
-  let measuredFrom = Number.NaN;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, worker) => {
-      while (performance.now() < deadline) {
-        const started = performance.now();
-        try {
-          const sent = await send(worker, sequence++);
-          if (started >= warmUntil) {
-            if (Number.isNaN(measuredFrom)) measuredFrom = started;
-            latency.record(performance.now() - started);
-            alerts += sent;
-          }
-        } catch (error) {
-          failures++;
-          if (failures === 1) console.error(`  first failure: ${(error as Error).message}`);
-        }
-      }
-    }),
-  );
-  const elapsed = (performance.now() - (Number.isNaN(measuredFrom) ? warmUntil : measuredFrom)) / 1000;
-  return {
-    alertsPerSecond: alerts / elapsed,
-    notificationsPerSecond: latency.count / elapsed,
-    p50: latency.percentile(50),
-    p99: latency.percentile(99),
-    failures,
-  };
-}
 
 async function benchServer(name: string, storage: BenchStorage): Promise<Map<string, Measured>> {
   const { adminKey } = await prepareStorage(storage);
   const server = await startServerProcess(storage);
   const client = new TerdutClient({ baseUrl: server.baseUrl, token: adminKey, timeoutMs: 60_000 });
+  const send: SendNotification = (notification) => client.webhook.sendAlertmanager(notification);
   const results = new Map<string, Measured>();
   try {
-    // A fresh process is slow at first (JIT, PGlite's WASM, cold caches);
-    // none of that is what a running server does.
-    const warmUntil = performance.now() + SERVER_WARM_UP_MS;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async (_, worker) => {
-        for (let sequence = 0; performance.now() < warmUntil; sequence++) {
-          const alertName = `Warm${worker}n${sequence}`;
-          await client.webhook.sendAlertmanager(
-            notificationOfSize(10, { name: alertName, groupKey: alertName }),
-          );
-        }
-      }),
-    );
+    await warmUpServer(send);
     for (const scenario of SCENARIOS) {
-      const size = scenario.alertsPerNotification;
-      let measured: Measured;
-      if (scenario.kind === 'new') {
-        measured = await drive(async (worker, sequence) => {
-          // A new alert name per notification gives new fingerprints and a new group.
-          const alertName = `Bench${size}x${worker}n${sequence}`;
-          await client.webhook.sendAlertmanager(
-            notificationOfSize(size, { name: alertName, groupKey: `{}:{alertname="${alertName}"}` }),
-          );
-          return size;
-        });
-      } else {
-        const groups = Array.from({ length: CONCURRENCY * 4 }, (_, index) =>
-          notificationOfSize(size, {
-            name: `BenchRepeat${index}`,
-            groupKey: `{}:{alertname="BenchRepeat${index}"}`,
-          }),
-        );
-        for (const group of groups) await client.webhook.sendAlertmanager(group);
-        measured = await drive(async (_worker, sequence) => {
-          await client.webhook.sendAlertmanager(groups[sequence % groups.length]!);
-          return size;
-        });
-      }
+      const { measured } = await runScenario(scenario, send);
       results.set(scenario.label, measured);
-      console.log(
-        `  ${name}, ${scenario.label}: ${measured.alertsPerSecond.toFixed(0)} alerts/s, p50 ${formatMs(measured.p50)}, p99 ${formatMs(measured.p99)}` +
-          (measured.failures ? `, ${measured.failures} FAILED` : ''),
-      );
+      console.log(describeMeasured(name, scenario, measured));
     }
   } finally {
     await server.stop();
