@@ -59,6 +59,26 @@ const NUMERIC_OID = 1700;
 pg.types.setTypeParser(INT8_OID, (value: string) => Number(value));
 pg.types.setTypeParser(NUMERIC_OID, (value: string) => Number(value));
 
+// Statements are prepared once per connection (parsed and planned once, not
+// on every call): most of PostgreSQL's CPU per small notification went to
+// parsing and planning the same dozen statements. The texts are few and
+// fixed; dynamic ones (lists with optional filters) add a handful each. A
+// bound keeps an unexpected stream of distinct texts from growing every
+// connection's statement cache: past it, texts run unnamed, as before.
+const MAX_PREPARED_TEXTS = 500;
+const preparedNames = new Map<string, string>();
+
+function preparedQuery(sql: string, params: readonly unknown[]): pg.QueryConfig {
+  let name = preparedNames.get(sql);
+  if (name === undefined && preparedNames.size < MAX_PREPARED_TEXTS) {
+    name = `terdut_${preparedNames.size + 1}`;
+    preparedNames.set(sql, name);
+  }
+  return name === undefined
+    ? { text: sql, values: params as unknown[] }
+    : { name, text: sql, values: params as unknown[] };
+}
+
 /** Connects a pool to a real PostgreSQL. Fails fast with a message naming the address. */
 export async function openPostgres(
   url: string,
@@ -91,7 +111,7 @@ export async function openPostgres(
   return {
     kind: 'postgres',
     async query<Row>(sql: string, params: readonly unknown[] = []) {
-      const result = await pool.query(sql, params as unknown[]);
+      const result = await pool.query(preparedQuery(sql, params));
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     },
     async exec(script: string) {
@@ -103,7 +123,7 @@ export async function openPostgres(
         await client.query('BEGIN');
         const tx: Queryable = {
           async query<Row>(sql: string, params: readonly unknown[] = []) {
-            const result = await client.query(sql, params as unknown[]);
+            const result = await client.query(preparedQuery(sql, params));
             return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
           },
           async exec(script: string) {
