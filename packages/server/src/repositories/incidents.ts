@@ -74,16 +74,29 @@ export interface NewIncident {
   title: string;
   group_labels: Record<string, string>;
   triggered_at: Date;
+  /** The detail of its `triggered` timeline event, recorded with it. */
+  triggered_detail: string;
 }
 
-/** Opens an incident. A second open incident of the same group violates `incidents_one_open_per_group`. */
+/**
+ * Opens an incident with its `triggered` event, in one statement. A second
+ * open incident of the same group violates `incidents_one_open_per_group`.
+ */
 export async function insertIncident(tx: Queryable, incident: NewIncident): Promise<IncidentRow> {
   // One round trip: the row comes back as every other read returns it.
   const result = await tx.query<IncidentRow>(
     `WITH i AS (INSERT INTO incidents (group_key, title, group_labels, triggered_at)
-                VALUES ($1, $2, $3, $4) RETURNING *)
+                VALUES ($1, $2, $3, $4) RETURNING *),
+          triggered AS (INSERT INTO incident_events (incident_id, type, detail, created_at)
+                        SELECT id, 'triggered', $5, $4 FROM i)
      ${INCIDENT_COLUMNS} FROM i ${WITH_USERNAMES}`,
-    [incident.group_key, incident.title, JSON.stringify(incident.group_labels), incident.triggered_at],
+    [
+      incident.group_key,
+      incident.title,
+      JSON.stringify(incident.group_labels),
+      incident.triggered_at,
+      incident.triggered_detail,
+    ],
   );
   return result.rows[0]!;
 }

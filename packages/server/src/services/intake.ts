@@ -242,15 +242,16 @@ async function openForNewOccurrence(
       (alert.change === 'revived' || occurrenceLink(links, alert.row) === undefined),
   );
   if (openers.length === 0) return undefined;
+  const title = incidentTitle(notification);
   const incident = await insertIncident(tx, {
     group_key: notification.groupKey,
-    title: incidentTitle(notification),
+    title,
     group_labels: notification.groupLabels,
     triggered_at: now,
+    triggered_detail: title,
   });
   // The decision to page commits with the incident. Routed on the group's and the common labels, as Alertmanager routes.
   await startPaging(tx, incident, { ...notification.commonLabels, ...notification.groupLabels }, now);
-  await insertEvents(tx, [{ incident_id: incident.id, type: 'triggered', detail: incident.title }], now);
   return incident;
 }
 

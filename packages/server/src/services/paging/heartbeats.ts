@@ -179,19 +179,9 @@ export class HeartbeatService {
           title: `Heartbeat ${heartbeat.name} missed since ${missedSince.toISOString()}`,
           group_labels: labels,
           triggered_at: now,
+          triggered_detail: `no sign of life for ${formatDuration(now.getTime() - heartbeat.last_seen_at.getTime())} (interval ${formatDuration(Number(heartbeat.interval_ms))}, grace ${formatDuration(Number(heartbeat.grace_ms))})`,
         });
         await startPaging(tx, incident, labels, now);
-        await insertEvents(
-          tx,
-          [
-            {
-              incident_id: incident.id,
-              type: 'triggered',
-              detail: `no sign of life for ${formatDuration(now.getTime() - heartbeat.last_seen_at.getTime())} (interval ${formatDuration(Number(heartbeat.interval_ms))}, grace ${formatDuration(Number(heartbeat.grace_ms))})`,
-            },
-          ],
-          now,
-        );
         return true;
       });
       if (created) {
