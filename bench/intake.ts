@@ -10,6 +10,11 @@
  * (concurrent senders and raw-insert connections, default 4),
  * TERDUT_BENCH_DATABASE_URL (else TERDUT_TEST_DATABASE_URL, else a
  * temporary cluster).
+ *
+ * Beside the rates it prints what each notification cost in CPU: the
+ * server process's, and (PostgreSQL on this machine) that of the backends
+ * serving its database, both from /proc. On a shared machine the CPU cost
+ * moves far less than the rate.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -30,24 +35,55 @@ import {
   type Measured,
   type SendNotification,
 } from './support/intake-load.ts';
+import { BackendCpu, cpuMsOf } from './support/cpu.ts';
 import { formatMs, printTable } from './support/latency.ts';
+import { memoryOf } from './support/memory.ts';
 import { printMachine } from './support/machine.ts';
 import { provideBenchPostgres } from './support/postgres.ts';
 import { prepareStorage, startServerProcess, type BenchStorage } from './support/server-process.ts';
 
-async function benchServer(name: string, storage: BenchStorage): Promise<Map<string, Measured>> {
+/** What one scenario cost beyond its rate: CPU per notification of the server and of its PostgreSQL backends. */
+interface Cost {
+  serverCpuMs: number;
+  databaseCpuMs: number;
+}
+
+interface ServerResults {
+  measured: Map<string, Measured>;
+  cost: Map<string, Cost>;
+  /** The server's RSS after start-up and warm-up, and at the end of the run (MiB). */
+  rssIdleMiB: number;
+  rssEndMiB: number;
+}
+
+async function benchServer(name: string, storage: BenchStorage): Promise<ServerResults> {
   const { adminKey } = await prepareStorage(storage);
   const server = await startServerProcess(storage);
   const client = new TerdutClient({ baseUrl: server.baseUrl, token: adminKey, timeoutMs: 60_000 });
-  const send: SendNotification = (notification) => client.webhook.sendAlertmanager(notification);
-  const results = new Map<string, Measured>();
+  let sent = 0;
+  const send: SendNotification = async (notification) => {
+    await client.webhook.sendAlertmanager(notification);
+    sent += 1;
+  };
+  // PGlite runs inside the server process: its CPU is the server's.
+  const backends =
+    storage.kind === 'postgres' ? new BackendCpu(new URL(storage.url).pathname.slice(1)) : undefined;
+  const results: ServerResults = { measured: new Map(), cost: new Map(), rssIdleMiB: 0, rssEndMiB: 0 };
   try {
     await warmUpServer(send);
+    results.rssIdleMiB = memoryOf(server.pid).rssMiB;
     for (const scenario of SCENARIOS) {
+      const before = { sent, server: cpuMsOf(server.pid), database: backends?.totalMs() ?? 0 };
       const { measured } = await runScenario(scenario, send);
-      results.set(scenario.label, measured);
+      const notifications = sent - before.sent;
+      results.measured.set(scenario.label, measured);
+      results.cost.set(scenario.label, {
+        serverCpuMs: (cpuMsOf(server.pid) - before.server) / notifications,
+        databaseCpuMs: ((backends?.totalMs() ?? 0) - before.database) / notifications,
+      });
       console.log(describeMeasured(name, scenario, measured));
     }
+    results.rssEndMiB = memoryOf(server.pid).rssMiB;
   } finally {
     await server.stop();
   }
@@ -151,7 +187,8 @@ async function main(): Promise<void> {
       ['PGlite', onPglite],
       ['PostgreSQL', onPostgres],
     ] as const) {
-      for (const [label, measured] of results) {
+      for (const [label, measured] of results.measured) {
+        const cost = results.cost.get(label)!;
         rows.push([
           database,
           label,
@@ -160,6 +197,8 @@ async function main(): Promise<void> {
           formatMs(measured.p50),
           formatMs(measured.p99),
           `${((measured.alertsPerSecond / rawPostgres.alertsPerSecond) * 100).toFixed(1)} %`,
+          `${cost.serverCpuMs.toFixed(2)} ms`,
+          database === 'PGlite' ? '(in the server)' : `${cost.databaseCpuMs.toFixed(2)} ms`,
         ]);
       }
     }
@@ -175,11 +214,27 @@ async function main(): Promise<void> {
         formatMs(measured.p50),
         formatMs(measured.p99),
         `${((measured.alertsPerSecond / rawPostgres.alertsPerSecond) * 100).toFixed(1)} %`,
+        '-',
+        '-',
       ]);
     }
     printTable(
-      ['database', 'notification', 'alerts/s', 'notifications/s', 'p50', 'p99', 'of raw PG inserts'],
+      [
+        'database',
+        'notification',
+        'alerts/s',
+        'notifications/s',
+        'p50',
+        'p99',
+        'of raw PG inserts',
+        'server CPU/notification',
+        'PostgreSQL CPU/notification',
+      ],
       rows,
+    );
+    console.log(
+      `\nserver RSS: PGlite ${onPglite.rssIdleMiB.toFixed(0)} MiB after warm-up, ${onPglite.rssEndMiB.toFixed(0)} MiB at the end; ` +
+        `PostgreSQL ${onPostgres.rssIdleMiB.toFixed(0)} MiB after warm-up, ${onPostgres.rssEndMiB.toFixed(0)} MiB at the end`,
     );
     console.log(
       `\nRaw PG inserts and terdut-server on PostgreSQL ran on the same server (${postgres.durability}), so the share is like for like.`,
