@@ -33,6 +33,8 @@ export async function prepareStorage(storage: BenchStorage): Promise<{ adminId: 
 
 export interface RunningServer {
   baseUrl: string;
+  /** The server's process id, for reading its memory from /proc. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startServerProcess(
   });
   return {
     baseUrl: server.url,
+    pid: server.pid,
     async stop() {
       await server.stop();
       await processes.stop();

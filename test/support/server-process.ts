@@ -100,6 +100,8 @@ export interface RunningServer {
   url: string;
   /** Where its stdout and stderr go. */
   logPath: string;
+  /** The server's process id (what /proc/<pid>/status describes). */
+  pid: number;
   /** SIGTERM, SIGKILL after 10 s; resolves once it exited and its log directory is gone. */
   stop(): Promise<void>;
 }
@@ -147,6 +149,7 @@ export async function startServerProcess(options: {
   return {
     url,
     logPath: child.logPath,
+    pid: child.process.pid!,
     async stop() {
       await stopChild(child, 10_000);
       rmSync(dir, { recursive: true, force: true });

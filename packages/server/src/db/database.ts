@@ -59,6 +59,22 @@ const NUMERIC_OID = 1700;
 pg.types.setTypeParser(INT8_OID, (value: string) => Number(value));
 pg.types.setTypeParser(NUMERIC_OID, (value: string) => Number(value));
 
+// timestamptz in PostgreSQL's usual ISO output ("2026-12-03
+// 10:58:11.446123+00", any whole-minute offset, years 1000-9999) is read by
+// the JavaScript engine's own date parser, to the same instant as
+// node-postgres' default (postgres-date) at half the cost: an incident
+// page of 1,000 alerts parses 4,000 of them. Everything else (infinity, BC,
+// years before 1000, which the engine misreads, offsets with seconds) goes
+// to the default parser.
+const TIMESTAMPTZ_OID = 1184;
+const COMMON_TIMESTAMPTZ = /^[1-9]\d{3}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?[+-]\d\d(?::\d\d)?$/;
+const parseAnyTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text') as (value: string) => Date;
+/** node-postgres' timestamptz parser (exported for its test). */
+export function parseTimestamptz(value: string): Date {
+  return COMMON_TIMESTAMPTZ.test(value) ? new Date(value) : parseAnyTimestamptz(value);
+}
+pg.types.setTypeParser(TIMESTAMPTZ_OID, parseTimestamptz);
+
 /** Connects a pool to a real PostgreSQL. Fails fast with a message naming the address. */
 export async function openPostgres(
   url: string,
