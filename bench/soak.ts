@@ -19,7 +19,9 @@
  * BENCH_SOAK_CONCURRENCY (default 4), BENCH_SOAK_HEAP_SNAPSHOTS (a
  * directory: the server writes a V8 heap snapshot there when idle at the
  * start and at the end, to compare retained sizes by constructor in Chrome
- * DevTools), TERDUT_BENCH_DATABASE_URL as for bench:intake.
+ * DevTools), BENCH_SOAK_SERVER_ENV (extra environment for the server, a JSON
+ * object, e.g. '{"NODE_OPTIONS":"--max-semi-space-size=4"}'),
+ * TERDUT_BENCH_DATABASE_URL as for bench:intake.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -38,6 +40,8 @@ const CONCURRENCY = Number(process.env.BENCH_SOAK_CONCURRENCY ?? 4);
 const DATABASES = (process.env.BENCH_SOAK_DATABASES ?? 'postgres,pglite')
   .split(',')
   .map((name) => name.trim());
+/** Extra environment for the server (JSON object), e.g. '{"MALLOC_ARENA_MAX":"2"}', to compare settings. */
+const SERVER_ENV = JSON.parse(process.env.BENCH_SOAK_SERVER_ENV ?? '{}') as Record<string, string>;
 const SNAPSHOT_DIR = process.env.BENCH_SOAK_HEAP_SNAPSHOTS
   ? resolve(process.env.BENCH_SOAK_HEAP_SNAPSHOTS)
   : undefined;
@@ -53,6 +57,8 @@ interface Reading {
   label: string;
   storedAlerts: number;
   rssMiB: number;
+  /** The part of RSS that is anonymous memory (heaps, malloc, WASM), not mapped files (the node binary). */
+  rssAnonMiB: number;
   heapUsedMiB: number;
   /** What V8 holds from the system for its heap (used plus free space it keeps). */
   heapTotalMiB: number;
@@ -65,11 +71,14 @@ interface Reading {
 
 const mib = (bytes: number) => bytes / 2 ** 20;
 
-function residentMiB(pid: number): number {
+function residentMiB(pid: number): { rss: number; anon: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
-  if (kib === undefined) throw new Error(`no VmRSS in /proc/${pid}/status`);
-  return Number(kib) / 1024;
+  const field = (name: string) => {
+    const kib = new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1];
+    if (kib === undefined) throw new Error(`no ${name} in /proc/${pid}/status`);
+    return Number(kib) / 1024;
+  };
+  return { rss: field('VmRSS'), anon: field('RssAnon') };
 }
 
 /** The server's own view of its V8 heap (prom-client's process metrics on /metrics). */
@@ -91,10 +100,12 @@ async function read(
   latency?: LatencyRecorder,
 ): Promise<Reading> {
   const heap = await heapOf(baseUrl);
+  const resident = residentMiB(pid);
   const reading: Reading = {
     label,
     storedAlerts,
-    rssMiB: residentMiB(pid),
+    rssMiB: resident.rss,
+    rssAnonMiB: resident.anon,
     heapUsedMiB: mib(heap.heapUsed),
     heapTotalMiB: mib(heap.heapTotal),
     externalMiB: mib(heap.external),
@@ -102,7 +113,7 @@ async function read(
     ...(latency && latency.count > 0 ? { p50: latency.percentile(50), p99: latency.percentile(99) } : {}),
   };
   console.log(
-    `  ${label}: ${storedAlerts} alerts stored, RSS ${reading.rssMiB.toFixed(0)} MiB, V8 heap used ${reading.heapUsedMiB.toFixed(0)} of ${reading.heapTotalMiB.toFixed(0)} MiB, external ${reading.externalMiB.toFixed(0)} MiB, load average ${reading.loadAverage.toFixed(2)}` +
+    `  ${label}: ${storedAlerts} alerts stored, RSS ${reading.rssMiB.toFixed(0)} MiB (${reading.rssAnonMiB.toFixed(0)} anonymous), V8 heap used ${reading.heapUsedMiB.toFixed(0)} of ${reading.heapTotalMiB.toFixed(0)} MiB, external ${reading.externalMiB.toFixed(0)} MiB, load average ${reading.loadAverage.toFixed(2)}` +
       (reading.p50 !== undefined
         ? `, notification p50 ${formatMs(reading.p50)} p99 ${formatMs(reading.p99!)}`
         : ''),
@@ -130,10 +141,14 @@ async function soak(name: string, storage: BenchStorage): Promise<Reading[]> {
   const { adminKey } = await prepareStorage(storage);
   const snapshots = SNAPSHOT_DIR ? join(SNAPSHOT_DIR, name.toLowerCase()) : undefined;
   if (snapshots) mkdirSync(snapshots, { recursive: true });
-  const server = await startServerProcess(
-    storage,
-    snapshots ? { NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshots}` } : {},
-  );
+  const nodeOptions = [
+    SERVER_ENV.NODE_OPTIONS,
+    snapshots ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshots}` : undefined,
+  ].filter(Boolean);
+  const server = await startServerProcess(storage, {
+    ...SERVER_ENV,
+    ...(nodeOptions.length > 0 ? { NODE_OPTIONS: nodeOptions.join(' ') } : {}),
+  });
   const client = new TerdutClient({ baseUrl: server.baseUrl, token: adminKey, timeoutMs: 120_000 });
   const readings: Reading[] = [];
   try {
@@ -254,6 +269,7 @@ async function main(): Promise<void> {
       'reading',
       'alerts stored',
       'RSS',
+      'of it anonymous',
       'V8 heap used / total',
       'external',
       'notification p50 / p99',
@@ -263,6 +279,7 @@ async function main(): Promise<void> {
       reading.label,
       String(reading.storedAlerts),
       `${reading.rssMiB.toFixed(0)} MiB`,
+      `${reading.rssAnonMiB.toFixed(0)} MiB`,
       `${reading.heapUsedMiB.toFixed(0)} / ${reading.heapTotalMiB.toFixed(0)} MiB`,
       `${reading.externalMiB.toFixed(0)} MiB`,
       reading.p50 !== undefined ? `${formatMs(reading.p50)} / ${formatMs(reading.p99!)}` : '-',

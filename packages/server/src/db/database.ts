@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
 
 /** Something that runs SQL: the whole database, or one open transaction. */
 export interface Queryable {
@@ -153,15 +153,18 @@ export async function openPostgres(
  * `dataDir` is undefined. One connection: statements and transactions queue.
  */
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
+  // Loaded here, not at the top: a server on PostgreSQL never holds
+  // PGlite's code (a few MiB of its resident memory, bench/README.md).
+  const { PGlite } = await import('@electric-sql/pglite');
   const parsers = {
     [INT8_OID]: (value: string) => Number(value),
     [NUMERIC_OID]: (value: string) => Number(value),
-    [pgliteTypes.TIMESTAMPTZ]: (value: string) => new Date(value),
+    [TIMESTAMPTZ_OID]: parseTimestamptz,
   };
   const db = dataDir === undefined ? new PGlite({ parsers }) : new PGlite(dataDir, { parsers });
   await db.waitReady;
   const run = async <Row>(
-    target: Pick<PGlite, 'query'>,
+    target: Pick<PGliteInstance, 'query'>,
     sql: string,
     params: readonly unknown[],
   ): Promise<QueryResult<Row>> => {
