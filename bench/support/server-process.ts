@@ -38,6 +38,9 @@ export async function prepareStorage(storage: BenchStorage): Promise<{ adminId: 
  */
 export const SERVER_NODE_FLAGS = '--max-semi-space-size=8';
 
+/** The allocator setting the image ships with (Dockerfile; bench/README.md "Memory"). */
+export const SERVER_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
+
 export interface RunningServer {
   baseUrl: string;
   /** The server's process id, for reading its memory from /proc. */
@@ -47,8 +50,9 @@ export interface RunningServer {
 
 /**
  * Starts `terdut-server serve` on a free loopback port and waits until /readyz
- * answers 200. The server gets only `env` (and SERVER_NODE_FLAGS) beyond its
- * storage, never the benchmark's own environment.
+ * answers 200. The server gets only `env` (with SERVER_NODE_FLAGS and
+ * SERVER_MALLOC_ENV) beyond its storage, never the benchmark's own
+ * environment.
  */
 export async function startServerProcess(
   storage: BenchStorage,
@@ -60,7 +64,11 @@ export async function startServerProcess(
     processes,
     logLevel: 'info',
     // Flags given in `env` come later and win.
-    env: { ...env, NODE_OPTIONS: [SERVER_NODE_FLAGS, env.NODE_OPTIONS].filter(Boolean).join(' ') },
+    env: {
+      ...SERVER_MALLOC_ENV,
+      ...env,
+      NODE_OPTIONS: [SERVER_NODE_FLAGS, env.NODE_OPTIONS].filter(Boolean).join(' '),
+    },
     ...(storage.kind === 'postgres' ? { databaseUrl: storage.url } : { dataDir: storage.dataDir }),
   });
   return {
