@@ -3,6 +3,11 @@
  * answers on a large history: 100k incidents and 1M alerts, filled in bulk
  * SQL, served by a real terdut-server process over loopback HTTP.
  *
+ * Also the two requests of one incident's page (`GET /api/incidents/{id}`
+ * with its alerts, and its `/timeline`) for an incident of
+ * BENCH_LARGE_INCIDENT_ALERTS alerts (default 1000): an alert storm folded
+ * into one group.
+ *
  * Measured twice on the same data: without the indexes on `incidents` that
  * migrations after 0300 add (dropped for the "before" pass: 0300's schema as
  * the intake first shipped it) and with them (rebuilt from their own
@@ -26,12 +31,13 @@ import {
   startServerProcess,
   type BenchStorage,
 } from './support/server-process.ts';
-import { fillQueue } from './support/fill-queue.ts';
+import { fillLargeIncident, fillQueue } from './support/fill-queue.ts';
 
 const INCIDENTS = Number(process.env.BENCH_INCIDENTS ?? 100_000);
 const ALERTS_PER_INCIDENT = Number(process.env.BENCH_ALERTS_PER_INCIDENT ?? 10);
 const OPEN = Math.max(1, Math.round(INCIDENTS / 100));
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
+const LARGE_INCIDENT_ALERTS = Number(process.env.BENCH_LARGE_INCIDENT_ALERTS ?? 1000);
 const DATABASES = (process.env.BENCH_QUEUE_DATABASES ?? 'postgres').split(',').map((name) => name.trim());
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../packages/server/src/db/migrations/', import.meta.url));
@@ -95,7 +101,7 @@ async function measure(
         const started = performance.now();
         const body = await get();
         latency.record(performance.now() - started);
-        rows = Array.isArray(body) ? body.length : 1;
+        rows = Array.isArray(body) ? body.length : ((body as { alerts?: unknown[] }).alerts?.length ?? 1);
       }
       results.set(target.label, { p50: latency.percentile(50), p99: latency.percentile(99), rows });
     }
@@ -105,8 +111,15 @@ async function measure(
   return results;
 }
 
-const listTargets = () =>
-  LISTS.map((list) => ({ label: list.label, path: `/api/incidents${list.query}`, requests: REQUESTS }));
+/** The lists, then the large incident's page (measured in both passes; its queries use no list index). */
+const listTargets = (largeIncident: number) => [
+  ...LISTS.map((list) => ({ label: list.label, path: `/api/incidents${list.query}`, requests: REQUESTS })),
+  ...pageTargets(largeIncident),
+];
+const pageTargets = (id: number) => [
+  { label: `/${id} (${LARGE_INCIDENT_ALERTS} alerts)`, path: `/api/incidents/${id}`, requests: REQUESTS },
+  { label: `/${id}/timeline`, path: `/api/incidents/${id}/timeline`, requests: REQUESTS },
+];
 const statsTargets = () => STATS.map((stat) => ({ ...stat, requests: STATS_REQUESTS }));
 
 async function benchDatabase(
@@ -122,6 +135,7 @@ async function benchDatabase(
     adminId,
     new Date(),
   );
+  const largeIncident = await fillLargeIncident(db, LARGE_INCIDENT_ALERTS, new Date());
   const fillSeconds = (performance.now() - fillStarted) / 1000;
   const counts = (
     await db.query<{ incidents: number; alerts: number }>(
@@ -145,20 +159,20 @@ async function benchDatabase(
   await db.exec('ANALYZE incidents');
   // PGlite allows one process per data directory: the server opens it next.
   await db.close();
-  const before = await measure(storage, adminKey, listTargets());
+  const before = await measure(storage, adminKey, listTargets(largeIncident));
 
   const reopened = await openStorage(storage);
   for (const index of indexes) await reopened.exec(index.indexdef);
   await reopened.exec('ANALYZE incidents');
   await reopened.close();
-  const after = await measure(storage, adminKey, [...listTargets(), ...statsTargets()]);
+  const after = await measure(storage, adminKey, [...listTargets(largeIncident), ...statsTargets()]);
 
-  const lists = LISTS.map((list) => {
-    const without = before.get(list.label)!;
-    const withIndexes = after.get(list.label)!;
+  const lists = listTargets(largeIncident).map((target) => {
+    const without = before.get(target.label)!;
+    const withIndexes = after.get(target.label)!;
     return [
       name,
-      list.label,
+      target.label,
       String(withIndexes.rows),
       `${formatMs(without.p50)} / ${formatMs(without.p99)}`,
       `${formatMs(withIndexes.p50)} / ${formatMs(withIndexes.p99)}`,
@@ -174,7 +188,7 @@ async function benchDatabase(
 async function main(): Promise<void> {
   printMachine();
   console.log(
-    `${INCIDENTS} incidents (${OPEN} open), ${INCIDENTS * ALERTS_PER_INCIDENT} alerts; ${REQUESTS} sequential requests per list\n`,
+    `${INCIDENTS} incidents (${OPEN} open), ${INCIDENTS * ALERTS_PER_INCIDENT} alerts, and one open incident of ${LARGE_INCIDENT_ALERTS} alerts; ${REQUESTS} sequential requests per list\n`,
   );
   const rows: string[][] = [];
   const statsRows: string[][] = [];

@@ -110,3 +110,48 @@ export async function fillQueue(
   // Fresh statistics, as autovacuum would have them on a database that grew over months.
   await db.exec('VACUUM ANALYZE');
 }
+
+/**
+ * Adds one open incident with `alerts` firing alerts (a storm folded into
+ * one group), with the timeline intake would have written for it: one
+ * `triggered` and one `alert_added` per alert. Its page is what
+ * `GET /api/incidents/{id}` and `/timeline` answer; returns its id.
+ */
+export async function fillLargeIncident(db: Database, alerts: number, now: Date): Promise<number> {
+  const groupKey = `bench-storm-${now.getTime()}`;
+  const incident = (
+    await db.query<{ id: number }>(
+      `INSERT INTO incidents (group_key, title, group_labels, severity, severity_rank, triggered_at)
+       VALUES ($1, 'BenchStorm on cluster-0', '{"alertname": "BenchStorm", "cluster": "cluster-0"}', 'critical', 5, $2)
+       RETURNING id`,
+      [groupKey, now],
+    )
+  ).rows[0]!.id;
+  await db.query(
+    `INSERT INTO alerts (fingerprint, group_key, name, status, labels, annotations, starts_at, generator_url,
+                         received_at, last_seen_at, incident_id)
+     SELECT 'storm' || lpad(to_hex($1::bigint * 100000 + n), 11, '0'), $2, 'BenchStorm', 'firing',
+            jsonb_build_object('alertname', 'BenchStorm', 'cluster', 'cluster-0', 'instance', 'host-' || n,
+                               'severity', 'critical', 'job', 'node'),
+            jsonb_build_object('summary', 'BenchStorm on host-' || n, 'runbook_url', 'https://runbooks.example/BenchStorm'),
+            $3::timestamptz - interval '1 minute', 'http://prometheus.example:9090/graph?g0.expr=up',
+            $3::timestamptz + n * interval '1 millisecond', $3::timestamptz, $1
+       FROM generate_series(1, $4::int) AS n`,
+    [incident, groupKey, now, alerts],
+  );
+  await db.query(
+    `INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
+     SELECT incident_id, id, starts_at, received_at FROM alerts WHERE incident_id = $1`,
+    [incident],
+  );
+  await db.query(
+    `INSERT INTO incident_events (incident_id, type, alert_id, detail, created_at)
+     SELECT $1, 'triggered', NULL, 'BenchStorm on cluster-0', $2::timestamptz
+     UNION ALL
+     SELECT incident_id, 'alert_added', id, 'BenchStorm ' || (labels->>'instance'), received_at
+       FROM alerts WHERE incident_id = $1`,
+    [incident, now],
+  );
+  await db.exec('ANALYZE incidents, alerts, incident_alerts, incident_events');
+  return incident;
+}

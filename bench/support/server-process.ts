@@ -31,6 +31,16 @@ export async function prepareStorage(storage: BenchStorage): Promise<{ adminId: 
   }
 }
 
+/**
+ * The V8 flags terdut-server ships with (the image's entrypoint and `npm
+ * start`; bench/README.md "Memory" says why), so benchmarks measure what
+ * runs in production.
+ */
+export const SERVER_NODE_FLAGS = '--max-semi-space-size=8';
+
+/** The allocator setting the image ships with (Dockerfile; bench/README.md "Memory"). */
+export const SERVER_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
+
 export interface RunningServer {
   baseUrl: string;
   /** The server's process id, for reading its memory from /proc. */
@@ -40,8 +50,9 @@ export interface RunningServer {
 
 /**
  * Starts `terdut-server serve` on a free loopback port and waits until /readyz
- * answers 200. The server gets only `env` beyond its storage, never the
- * benchmark's own environment.
+ * answers 200. The server gets only `env` (with SERVER_NODE_FLAGS and
+ * SERVER_MALLOC_ENV) beyond its storage, never the benchmark's own
+ * environment.
  */
 export async function startServerProcess(
   storage: BenchStorage,
@@ -52,7 +63,12 @@ export async function startServerProcess(
   const server = await startServer({
     processes,
     logLevel: 'info',
-    env,
+    // Flags given in `env` come later and win.
+    env: {
+      ...SERVER_MALLOC_ENV,
+      ...env,
+      NODE_OPTIONS: [SERVER_NODE_FLAGS, env.NODE_OPTIONS].filter(Boolean).join(' '),
+    },
     ...(storage.kind === 'postgres' ? { databaseUrl: storage.url } : { dataDir: storage.dataDir }),
   });
   return {

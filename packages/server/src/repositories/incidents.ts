@@ -169,6 +169,17 @@ export interface IncidentFilter {
   limit: number;
 }
 
+// The status is written into the statement, not passed as a parameter: a
+// statement prepared once per connection may run with a generic plan, which
+// cannot use a partial index whose predicate names a status
+// (incidents_open_newest, incidents_resolved_newest) and would walk the whole
+// history by incidents_newest instead. Three fixed words, three statements.
+const STATUS_LITERALS: Record<IncidentStatus, string> = {
+  triggered: `'triggered'`,
+  acknowledged: `'acknowledged'`,
+  resolved: `'resolved'`,
+};
+
 /**
  * Incidents newest first. Without `status`, the default set is the open
  * incidents (what people work on); archived and snoozed lists are of any
@@ -181,7 +192,7 @@ export async function listIncidents(db: Queryable, filter: IncidentFilter): Prom
     params.push(value);
     return `$${params.length}`;
   };
-  if (filter.status !== undefined) conditions.push(`i.status = ${param(filter.status)}`);
+  if (filter.status !== undefined) conditions.push(`i.status = ${STATUS_LITERALS[filter.status]}`);
   if (filter.archived) {
     conditions.push('i.archived_at IS NOT NULL');
   } else {

@@ -2,9 +2,11 @@ import type { Alert } from '@terdut/contract';
 import type { AlertRow } from '../../repositories/alerts.ts';
 
 /**
- * Alert row → wire object; absent fields are omitted, never null. The wire's
- * `received_at` is "last seen": the last notification that carried the alert
- * (the row's `received_at`, when the occurrence was first received, orders lists).
+ * Alert row → wire object; absent fields are left undefined, which the
+ * response schemas omit from the JSON (never null; no spread per optional
+ * field, which costs an object each). The wire's `received_at` is "last
+ * seen": the last notification that carried the alert (the row's
+ * `received_at`, when the occurrence was first received, orders lists).
  */
 export function serializeAlert(row: AlertRow): Alert {
   return {
@@ -15,11 +17,11 @@ export function serializeAlert(row: AlertRow): Alert {
     labels: row.labels,
     annotations: row.annotations,
     starts_at: row.starts_at.toISOString(),
-    ...(row.ends_at !== null ? { ends_at: row.ends_at.toISOString() } : {}),
+    ends_at: row.ends_at?.toISOString(),
     generator_url: row.generator_url,
     received_at: row.last_seen_at.toISOString(),
-    ...(row.archived_at !== null ? { archived_at: row.archived_at.toISOString() } : {}),
-    ...(row.incident_id !== null ? { incident_id: row.incident_id } : {}),
-    ...(row.resolution_source !== null ? { resolution_source: row.resolution_source } : {}),
+    archived_at: row.archived_at?.toISOString(),
+    incident_id: row.incident_id ?? undefined,
+    resolution_source: row.resolution_source ?? undefined,
   };
 }

@@ -4,10 +4,14 @@ import type { IncidentEventRow } from '../../repositories/incident-events.ts';
 import type { AlertRow } from '../../repositories/alerts.ts';
 import { serializeAlert } from '../alerts/wire.ts';
 
+// Absent fields are left undefined, which the routes' response schemas
+// (fast-json-stringify), like JSON.stringify, omit from the JSON rather
+// than send as null. One object literal per row, without copying it again to
+// drop them: a page of 1,000 alerts is serialised on every refresh.
+
 /** Incident row → wire object; `alerts` only when given (the detail view). */
 export function serializeIncident(row: IncidentRow, alerts?: AlertRow[]): Incident {
-  const time = (value: Date | null) => (value === null ? undefined : value.toISOString());
-  return omitUndefined({
+  return {
     id: row.id,
     group_key: row.group_key,
     title: row.title,
@@ -25,12 +29,16 @@ export function serializeIncident(row: IncidentRow, alerts?: AlertRow[]): Incide
     resolution_source: row.resolution_source ?? undefined,
     archived_at: time(row.archived_at),
     alerts: alerts?.map(serializeAlert),
-  });
+  };
+}
+
+function time(value: Date | null): string | undefined {
+  return value === null ? undefined : value.toISOString();
 }
 
 /** Event row → wire object. */
 export function serializeEvent(row: IncidentEventRow): IncidentEvent {
-  return omitUndefined({
+  return {
     id: row.id,
     incident_id: row.incident_id,
     type: row.type,
@@ -39,10 +47,5 @@ export function serializeEvent(row: IncidentEventRow): IncidentEvent {
     alert_id: row.alert_id ?? undefined,
     detail: row.detail ?? undefined,
     created_at: row.created_at.toISOString(),
-  });
-}
-
-/** Drops absent fields, so they are omitted from the JSON rather than sent as null. */
-function omitUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
+  };
 }
