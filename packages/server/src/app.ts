@@ -17,6 +17,7 @@ import { installErrorHandling } from './http/errors.ts';
 import { installValidation } from './http/validation.ts';
 import { installIdParamCheck } from './http/ids.ts';
 import { installTextSafety } from './http/text-safety.ts';
+import { loggedRequest } from './http/logged-request.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { installCsrfProtection } from './http/csrf.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
@@ -75,6 +76,12 @@ export const LOG_REDACT_PATHS = [
   'req.headers["x-csrf-token"]',
   'res.headers["set-cookie"]',
 ];
+
+/** The pino options of the server's log (main.ts): redaction, and requests without the credentials in their URLs. */
+export const LOG_OPTIONS = {
+  redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
+  serializers: { req: loggedRequest },
+};
 
 /**
  * One log line per request, written when it completes (request, status,

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { openConfiguredDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
-import { buildApp, LOG_REDACT_PATHS } from './app.ts';
+import { buildApp, LOG_OPTIONS } from './app.ts';
 import { startBackgroundJobs } from './background-jobs.ts';
 import { incidentBackgroundJobs } from './services/incident-jobs.ts';
 import { pagingBackgroundJobs } from './services/paging/jobs.ts';
@@ -85,10 +85,7 @@ async function serve(config: Config): Promise<number> {
   // Asynchronous writes: a synchronous write per request line was a tenth of
   // the CPU a small notification costs. Lines are not held back (no minimum
   // length), and pino flushes what is pending when the process exits.
-  const logger = pino(
-    { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } },
-    pino.destination({ dest: 1, sync: false }),
-  );
+  const logger = pino({ level: config.logLevel, ...LOG_OPTIONS }, pino.destination({ dest: 1, sync: false }));
   const { db, description } = await openConfiguredDatabase(config);
   const applied = await migrate(db);
   logger.info({ database: description, applied_migrations: applied }, 'database ready');

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { buildApp, LOG_REDACT_PATHS } from './app.ts';
+import { buildApp, LOG_OPTIONS } from './app.ts';
+import { redactUrl } from './http/logged-request.ts';
 import { openPglite } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { testConfig } from '../../../test/support/app.ts';
@@ -15,7 +16,7 @@ test('each request is logged once, on completion, with its status and time and w
       done();
     },
   });
-  const logger = pino({ level: 'info', redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } }, sink);
+  const logger = pino({ level: 'info', ...LOG_OPTIONS }, sink);
   const db = await openPglite(undefined);
   await migrate(db);
   const app = await buildApp({ db, config: testConfig(), logger });
@@ -44,6 +45,45 @@ test('each request is logged once, on completion, with its status and time and w
     );
     for (const line of requests) assert.equal(typeof line.responseTime, 'number');
     assert.doesNotMatch(JSON.stringify(lines), new RegExp(secret));
+  } finally {
+    await app.close();
+    await db.close();
+  }
+});
+
+test('credentials carried in a URL are redacted in the log: acknowledge links, sign-in callbacks, calendar feeds', async () => {
+  assert.equal(redactUrl('/paging/acknowledge?token=eyJ2.abc'), '/paging/acknowledge?token=[redacted]');
+  assert.equal(
+    redactUrl('/auth/oidc/callback?code=c0de&state=s7ate&iss=https%3A%2F%2Fidp'),
+    '/auth/oidc/callback?code=[redacted]&state=[redacted]&iss=https%3A%2F%2Fidp',
+  );
+  assert.equal(redactUrl('/api/calendar/f33d.ics'), '/api/calendar/[redacted]');
+  assert.equal(redactUrl('/api/incidents?status=resolved&limit=5'), '/api/incidents?status=resolved&limit=5');
+  assert.equal(redactUrl('/x?%74oken=1&TOKEN=2'), '/x?%74oken=[redacted]&TOKEN=[redacted]');
+
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const db = await openPglite(undefined);
+  await migrate(db);
+  const app = await buildApp({
+    db,
+    config: testConfig(),
+    logger: pino({ level: 'info', ...LOG_OPTIONS }, sink),
+  });
+  try {
+    const link = await app.inject({
+      method: 'GET',
+      url: '/paging/acknowledge?token=not-a-real-capability-0123',
+    });
+    assert.equal(link.statusCode, 403);
+    const log = lines.join('');
+    assert.match(log, /\/paging\/acknowledge\?token=\[redacted\]/);
+    assert.doesNotMatch(log, /not-a-real-capability-0123/);
   } finally {
     await app.close();
     await db.close();

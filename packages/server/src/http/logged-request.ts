@@ -1,0 +1,47 @@
+import type { FastifyRequest } from 'fastify';
+
+/**
+ * Query parameters that carry a credential in a URL: a page's acknowledge
+ * link (`token`), the OpenID Connect callback (`code`, `state`), and any
+ * `secret` or `key` a client may put there.
+ */
+const SECRET_QUERY_PARAMETERS = new Set(['token', 'code', 'state', 'secret', 'key']);
+// Paths whose last segment is the credential (the calendar feed's secret URL).
+const SECRET_PATH = /^(\/api\/calendar\/)[^/?#]+/;
+
+/** `url` with every credential it carries replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  const queryAt = url.indexOf('?');
+  const path = (queryAt === -1 ? url : url.slice(0, queryAt)).replace(SECRET_PATH, '$1[redacted]');
+  if (queryAt === -1) return path;
+  const query = url
+    .slice(queryAt + 1)
+    .split('&')
+    .map((pair) => {
+      const name = pair.split('=', 1)[0]!;
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name);
+      } catch {
+        // A malformed escape: compare it as written.
+      }
+      return SECRET_QUERY_PARAMETERS.has(decoded.toLowerCase()) ? `${name}=[redacted]` : pair;
+    })
+    .join('&');
+  return `${path}?${query}`;
+}
+
+/**
+ * The request as the log shows it (what Fastify's own serializer gives,
+ * with the URL's credentials redacted): secrets never reach a log line,
+ * including those that travel in a URL.
+ */
+export function loggedRequest(request: FastifyRequest): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
