@@ -4,9 +4,9 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import {
   countAlerts,
+  foldStatisticsDeltas,
   incidentStats,
-  occurrencesByHour,
-  occurrencesByWeekday,
+  occurrencesByLocalHour,
   topAlertNames,
   type AlertCountsRow,
   type IncidentStatsRow,
@@ -41,16 +41,30 @@ export class StatisticsService {
     return topAlertNames(this.#db, limit);
   }
 
+  /** 24 entries, hour 0-23 of TERDUT_TIMEZONE, empty hours as 0. */
   async alertsByHour(): Promise<{ hour: number; count: number }[]> {
-    return occurrencesByHour(this.#db, this.#timezone);
+    const counts = new Array<number>(24).fill(0);
+    for (const row of await occurrencesByLocalHour(this.#db, this.#timezone)) counts[row.hour]! += row.count;
+    return counts.map((count, hour) => ({ hour, count }));
   }
 
+  /** 7 entries, 0 = Sunday, weekdays of TERDUT_TIMEZONE, empty days as 0. */
   async alertsByDay(): Promise<{ day: number; day_name: string; count: number }[]> {
-    const rows = await occurrencesByWeekday(this.#db, this.#timezone);
-    return rows.map((row) => ({ day: row.day, day_name: DAY_NAMES[row.day]!, count: row.count }));
+    const counts = new Array<number>(7).fill(0);
+    for (const row of await occurrencesByLocalHour(this.#db, this.#timezone)) counts[row.day]! += row.count;
+    return counts.map((count, day) => ({ day, day_name: DAY_NAMES[day]!, count }));
   }
 
   async incidents(): Promise<IncidentStatsRow> {
     return incidentStats(this.#db);
+  }
+
+  /**
+   * Folds what the triggers appended into the rollups (a background job;
+   * readers are exact either way, this only keeps what they read small).
+   * Returns the delta rows folded, undefined when another replica was at it.
+   */
+  async foldDeltas(): Promise<number | undefined> {
+    return this.#db.transaction((tx) => foldStatisticsDeltas(tx));
   }
 }
