@@ -63,58 +63,130 @@ export async function topAlertNames(
   return result.rows;
 }
 
+/** Which occurrence counts to place: the folded rollup, the deltas not folded yet, or both. */
+export type OccurrenceSource = 'folded' | 'unfolded' | 'all';
+
+const OCCURRENCE_SOURCES: Record<OccurrenceSource, string> = {
+  folded: 'SELECT quarter, occurrences FROM stats_occurrences_by_quarter',
+  unfolded: 'SELECT quarter, occurrences FROM stats_occurrence_deltas WHERE quarter IS NOT NULL',
+  all: `SELECT quarter, occurrences FROM stats_occurrences_by_quarter
+        UNION ALL
+        SELECT quarter, occurrences FROM stats_occurrence_deltas WHERE quarter IS NOT NULL`,
+};
+
+export interface LocalHourCounts {
+  /**
+   * `stats_totals.occurrence_generation` in the same snapshot: the folded
+   * rollup does not change until it moves, so counts of the folded source
+   * can be kept and added to the unfolded ones read later at the same
+   * generation.
+   */
+  generation: number;
+  /**
+   * Quarters of the source that lie in two local hours in this zone, counted
+   * from incident_alerts row by row: that count is of every row in the
+   * quarter, folded or not, so it adds up only with source `all`.
+   */
+  splitQuarters: number;
+  /** Occurrences by weekday (0 = Sunday) and hour of day; only the pairs that have any. */
+  counts: { day: number; hour: number; count: number }[];
+}
+
 /**
  * Occurrences by the weekday (0 = Sunday) and hour of day (0-23) they
- * started on in `timeZone`; only the pairs that have any.
+ * started on in `timeZone`, from `source`.
  *
- * The rollup counts by quarter hour (UTC). A quarter whose first and last
- * instant fall in the same local hour, 15 minutes apart on the local clock,
- * lies wholly in that hour and weekday: true for every quarter in zones
- * whose offsets are whole quarter hours (all of them today). For any other
- * quarter (a local mean time before a zone's first standard time, a
- * transition at an odd minute) its rows are counted one by one, so the
- * answer stays exact; the scan runs only when such a quarter has
- * occurrences (a one-time filter).
+ * The rollup counts by quarter hour (UTC), and the zone is applied here, in
+ * three tiers so that the answer is exact and the zone's rules are looked up
+ * a few hundred times, not once per quarter:
+ * - a UTC day whose first and last instant have the same offset, a whole
+ *   number of quarter hours (every day in every zone today, except those of
+ *   a summer-time change), places its quarters by arithmetic;
+ * - in the other days each quarter is looked up: one whose first and last
+ *   instant fall in the same local hour, 15 minutes apart on the local
+ *   clock, lies wholly in that hour;
+ * - the quarters left (a local mean time like +05:53:28 before a zone's
+ *   first standard time, a change at an odd minute) are counted row by row
+ *   from incident_alerts, a scan that runs only when there are such
+ *   quarters (a one-time filter).
+ * Every zone has had at most one offset change in a day, which is what the
+ * first tier relies on. Occurrences at ±infinity have no hour (extract gives
+ * NULL): they count by name only, as before.
  */
 export async function occurrencesByLocalHour(
   db: Queryable,
   timeZone: string,
-): Promise<{ day: number; hour: number; count: number }[]> {
-  const result = await db.query<{ day: number; hour: number; count: number }>(
-    `WITH quarters AS (
-       SELECT quarter, sum(occurrences) AS occurrences
-         FROM (SELECT quarter, occurrences FROM stats_occurrences_by_quarter
-               UNION ALL SELECT quarter, occurrences FROM stats_occurrence_deltas) q
-        -- extract(hour ...) of an infinite instant is NULL: such occurrences count by name only.
-        WHERE isfinite(quarter)
-        GROUP BY quarter
-       HAVING sum(occurrences) <> 0
-     ), local AS (
+  source: OccurrenceSource,
+): Promise<LocalHourCounts> {
+  // Quarters are numbered from 1970-01-01 00:00 UTC (a Thursday, weekday 4);
+  // (n % m + m) % m is the remainder that floors for quarters before 1970 too.
+  const result = await db.query<{
+    day: number;
+    hour: number;
+    count: number;
+    generation: number;
+    split: number;
+  }>(
+    `WITH counted AS MATERIALIZED (
+       -- Not summed per quarter first: counting is additive, and rollup and deltas each place their rows.
+       SELECT quarter, (quarter - (quarter % 96 + 96) % 96) / 96 AS utc_day, occurrences
+         FROM (${OCCURRENCE_SOURCES[source]}) q
+     ), days AS MATERIALIZED (
+       -- Materialised: the zone is looked up twice per day, not pushed down to every quarter.
+       SELECT utc_day,
+              CASE WHEN first_offset = last_offset AND first_offset % 900 = 0
+                   THEN (first_offset / 900)::integer END AS offset_quarters
+         FROM (SELECT utc_day,
+                      round(date_part('epoch', to_timestamp(utc_day * 86400.0) AT TIME ZONE $1))::bigint
+                        - utc_day * 86400::bigint AS first_offset,
+                      round(date_part('epoch', (to_timestamp(utc_day * 86400.0) + interval '23:59:59.999999') AT TIME ZONE $1)
+                            - date_part('epoch', to_timestamp(utc_day * 86400.0) + interval '23:59:59.999999'))::bigint
+                        AS last_offset
+                 FROM (SELECT DISTINCT utc_day FROM counted) d) o
+     ), placed AS (
+       SELECT c.quarter, c.occurrences, c.quarter + d.offset_quarters AS local_quarter
+         FROM counted c JOIN days d ON d.utc_day = c.utc_day
+     ), looked_up AS (
        SELECT quarter, occurrences, first_local,
               last_local - first_local = interval '14:59.999999'
-                AND date_trunc('hour', first_local) = date_trunc('hour', last_local) AS whole
-         FROM (SELECT quarter, occurrences, quarter AT TIME ZONE $1 AS first_local,
-                      (quarter + interval '14:59.999999') AT TIME ZONE $1 AS last_local
-                 FROM quarters) bounds
+                AND date_part('hour', first_local) = date_part('hour', last_local) AS whole
+         FROM (SELECT quarter, occurrences, to_timestamp(quarter * 900.0) AT TIME ZONE $1 AS first_local,
+                      (to_timestamp(quarter * 900.0) + interval '14:59.999999') AT TIME ZONE $1 AS last_local
+                 FROM placed WHERE local_quarter IS NULL) q
      ), split AS (
-       SELECT quarter FROM local WHERE NOT whole
+       SELECT DISTINCT quarter FROM looked_up WHERE NOT whole
      )
-     SELECT day, hour, sum(count)::int AS count
-       FROM (SELECT extract(dow FROM first_local)::int AS day, extract(hour FROM first_local)::int AS hour,
-                    sum(occurrences) AS count
-               FROM local WHERE whole GROUP BY 1, 2
+     SELECT g.generation, (SELECT count(*) FROM split)::int AS split, h.day, h.hour, h.count
+       FROM (SELECT occurrence_generation AS generation FROM stats_totals) g
+       LEFT JOIN (
+     SELECT day::int AS day, hour::int AS hour, sum(count)::int AS count
+       FROM (SELECT ((local_day + 4) % 7 + 7) % 7 AS day, local_quarter_of_day / 4 AS hour, sum(occurrences) AS count
+               FROM (SELECT (local_quarter - (local_quarter % 96 + 96) % 96) / 96 AS local_day,
+                            (local_quarter % 96 + 96) % 96 AS local_quarter_of_day, occurrences
+                       FROM placed WHERE local_quarter IS NOT NULL) l
+              GROUP BY 1, 2
              UNION ALL
-             SELECT extract(dow FROM ia.occurrence_starts_at AT TIME ZONE $1)::int,
-                    extract(hour FROM ia.occurrence_starts_at AT TIME ZONE $1)::int, count(*)
+             SELECT date_part('dow', first_local), date_part('hour', first_local), sum(occurrences)
+               FROM looked_up WHERE whole GROUP BY 1, 2
+             UNION ALL
+             SELECT extract(dow FROM ia.occurrence_starts_at AT TIME ZONE $1),
+                    extract(hour FROM ia.occurrence_starts_at AT TIME ZONE $1), count(*)
                FROM incident_alerts ia
               WHERE EXISTS (SELECT 1 FROM split)
                 AND stats_quarter(ia.occurrence_starts_at) IN (SELECT quarter FROM split)
               GROUP BY 1, 2) c
-      GROUP BY day, hour
-      ORDER BY day, hour`,
+      GROUP BY 1, 2
+     HAVING sum(count) <> 0) h ON true
+      ORDER BY h.day, h.hour`,
     [timeZone],
   );
-  return result.rows;
+  return {
+    generation: result.rows[0]!.generation,
+    splitQuarters: result.rows[0]!.split,
+    counts: result.rows
+      .filter((row) => row.day !== null)
+      .map((row) => ({ day: row.day, hour: row.hour, count: row.count })),
+  };
 }
 
 export interface IncidentStatsRow {
@@ -175,8 +247,10 @@ export async function foldStatisticsDeltas(tx: Queryable): Promise<number | unde
        ON CONFLICT (name) DO UPDATE SET occurrences = r.occurrences + EXCLUDED.occurrences
      ), by_quarter AS (
        INSERT INTO stats_occurrences_by_quarter AS r (quarter, occurrences)
-       SELECT quarter, sum(occurrences) FROM moved GROUP BY quarter ORDER BY quarter
+       SELECT quarter, sum(occurrences) FROM moved WHERE quarter IS NOT NULL GROUP BY quarter ORDER BY quarter
        ON CONFLICT (quarter) DO UPDATE SET occurrences = r.occurrences + EXCLUDED.occurrences
+     ), next_generation AS (
+       UPDATE stats_totals SET occurrence_generation = occurrence_generation + 1 WHERE EXISTS (SELECT 1 FROM moved)
      )
      SELECT count(*)::int AS folded FROM moved`,
   );

@@ -1,7 +1,7 @@
 /**
  * The statistics read rollups (migration 0800) instead of scanning the
  * history; these tests hold them to the answers of the queries they replaced,
- * kept below verbatim as the reference, on data sets with every kind of row
+ * kept verbatim as the reference (test/support/statistics-reference.ts), on data sets with every kind of row
  * and after every kind of change: bulk SQL, the intake, people's actions,
  * retention, renames, deletes with cascades, truncation, an upgrade with
  * history, and zones with half- and quarter-hour offsets and odd historical
@@ -19,8 +19,10 @@ import {
   firingAlert,
   notification,
   resolvedAlert,
+  referenceStatistics,
+  type StatisticsAnswers,
 } from '@terdut/test-support';
-import type { Database, Queryable } from '../../db/database.ts';
+import type { Database } from '../../db/database.ts';
 import { migrate } from '../../db/migrate.ts';
 
 const MINUTE = 60_000;
@@ -46,72 +48,8 @@ const ZONES = [
   'Pacific/Chatham',
 ];
 
-// --- The reference: the queries of repositories/statistics.ts before the rollups, verbatim. ---
-
-const REFERENCE_ALERTS = `SELECT count(*)::int AS total,
-            count(*) FILTER (WHERE status = 'firing' AND last_seen_at >= $1)::int AS firing,
-            count(*) FILTER (WHERE NOT (status = 'firing' AND last_seen_at >= $1))::int AS resolved
-       FROM alerts`;
-
-const REFERENCE_TOP = `SELECT a.name, count(*)::int AS count
-       FROM incident_alerts ia JOIN alerts a ON a.id = ia.alert_id
-      GROUP BY a.name
-      ORDER BY count DESC, a.name
-      LIMIT $1`;
-
-const REFERENCE_BY_HOUR = `SELECT h.hour, coalesce(c.count, 0)::int AS count
-       FROM generate_series(0, 23) AS h(hour)
-       LEFT JOIN (SELECT extract(hour FROM ia.occurrence_starts_at AT TIME ZONE $1)::int AS hour, count(*) AS count
-                    FROM incident_alerts ia GROUP BY 1) c ON c.hour = h.hour
-      ORDER BY h.hour`;
-
-const REFERENCE_BY_DAY = `SELECT d.day, coalesce(c.count, 0)::int AS count
-       FROM generate_series(0, 6) AS d(day)
-       LEFT JOIN (SELECT extract(dow FROM ia.occurrence_starts_at AT TIME ZONE $1)::int AS day, count(*) AS count
-                    FROM incident_alerts ia GROUP BY 1) c ON c.day = d.day
-      ORDER BY d.day`;
-
-const REFERENCE_INCIDENTS = `SELECT count(*)::int AS total,
-            count(*) FILTER (WHERE status = 'triggered')::int AS triggered,
-            count(*) FILTER (WHERE status = 'acknowledged')::int AS acknowledged,
-            count(*) FILTER (WHERE status = 'resolved')::int AS resolved,
-            round(avg(extract(epoch FROM acknowledged_at - triggered_at))
-                  FILTER (WHERE acknowledged_at IS NOT NULL), 3)::float8 AS mtta_seconds,
-            round(avg(extract(epoch FROM resolved_at - triggered_at))
-                  FILTER (WHERE status = 'resolved'), 3)::float8 AS mttr_seconds
-       FROM incidents`;
-
-const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-
-interface Answers {
-  alerts: unknown;
-  top: unknown;
-  top3: unknown;
-  byHour: unknown;
-  byDay: unknown;
-  incidents: unknown;
-}
-
-/** What the endpoints answered before the rollups, computed by the old queries. */
-async function referenceAnswers(db: Queryable, timeZone: string, now: Date): Promise<Answers> {
-  const staleBefore = new Date(now.getTime() - STALE_AFTER_MS);
-  const rows = async (sql: string, params: unknown[] = []) => (await db.query<any>(sql, params)).rows;
-  return {
-    alerts: (await rows(REFERENCE_ALERTS, [staleBefore]))[0],
-    top: await rows(REFERENCE_TOP, [100]),
-    top3: await rows(REFERENCE_TOP, [3]),
-    byHour: await rows(REFERENCE_BY_HOUR, [timeZone]),
-    byDay: (await rows(REFERENCE_BY_DAY, [timeZone])).map((row) => ({
-      day: row.day,
-      day_name: DAY_NAMES[row.day],
-      count: row.count,
-    })),
-    incidents: (await rows(REFERENCE_INCIDENTS))[0],
-  };
-}
-
 /** What the endpoints answer now. */
-async function endpointAnswers(server: TestApp, as: TestUser): Promise<Answers> {
+async function endpointAnswers(server: TestApp, as: TestUser): Promise<StatisticsAnswers> {
   const get = async (url: string) => {
     const response = await server.request({ method: 'GET', url, as });
     assert.equal(response.status, 200, `${url}: ${JSON.stringify(response.body)}`);
@@ -150,7 +88,7 @@ async function assertSameAnswersInEveryZone(
   when: string,
 ): Promise<void> {
   for (const [zone, server] of servers) {
-    const expected = await referenceAnswers(db, zone, clock.now());
+    const expected = await referenceStatistics(db, zone, new Date(clock.now().getTime() - STALE_AFTER_MS));
     assert.deepEqual(await endpointAnswers(server, as), expected, `${when}, ${zone}`);
   }
 }
@@ -177,7 +115,12 @@ async function dropRollups(db: Database): Promise<void> {
  * quarter-hour boundaries and summer-time changes, in the 19th century (odd
  * local mean times), before 2000 and at ±infinity.
  */
-async function fillHistory(db: Database, adminId: number, now: Date): Promise<void> {
+async function fillHistory(
+  db: Database,
+  adminId: number,
+  now: Date,
+  options: { odd: boolean } = { odd: true },
+): Promise<void> {
   await db.query('SELECT setseed(0.42)');
   await db.query(
     `INSERT INTO incidents (group_key, title, status, triggered_at, acknowledged_by, acknowledged_at,
@@ -216,21 +159,21 @@ async function fillHistory(db: Database, adminId: number, now: Date): Promise<vo
   await db.query(
     `INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
      SELECT i.id, a.id,
-            CASE WHEN a.id % 31 = 0 THEN timestamptz '1890-06-01 00:00:00+00' + (a.id % 97) * interval '7 minutes 13 seconds'
+            CASE WHEN $2 AND a.id % 31 = 0 THEN timestamptz '1890-06-01 00:00:00+00' + (a.id % 97) * interval '7 minutes 13 seconds'
                  WHEN a.id % 37 = 0 THEN timestamptz '1999-12-31 23:00:00+00' + (a.id % 11) * interval '11 minutes'
                  WHEN a.id % 41 = 0 THEN (ARRAY[timestamptz '2008-03-09 03:31:00+00',  -- St John's, 00:01 NST -> NDT
                                                timestamptz '2008-03-09 03:44:59.999999+00',
                                                timestamptz '2026-03-29 01:00:00+00',  -- Berlin to summer time
                                                timestamptz '2026-03-29 00:59:59.999999+00',
                                                timestamptz '2026-04-05 02:45:00+00',  -- Chatham back to +12:45
-                                               timestamptz '2026-10-04 01:30:00+00'])[1 + a.id % 6]
+                                               timestamptz '2026-10-04 01:30:00+00'])[CASE WHEN $2 THEN 1 + a.id % 6 ELSE 3 + a.id % 4 END]
                  WHEN a.id % 43 = 0 THEN (CASE WHEN a.id % 2 = 0 THEN timestamptz 'infinity' ELSE timestamptz '-infinity' END)
                  WHEN a.id % 5 = 0 THEN date_bin('15 minutes', $1::timestamptz - random() * interval '700 days',
                                                  timestamptz '2000-01-01 00:00:00+00')
                  ELSE $1::timestamptz - random() * interval '700 days' END,
             i.triggered_at
        FROM alerts a JOIN incidents i ON i.id = a.incident_id`,
-    [now],
+    [now, options.odd],
   );
   // Some alerts also took part in a second incident (flapping).
   await db.query(
@@ -351,8 +294,33 @@ forEachDatabase('statistics answer as the queries they replaced', (database) => 
     const db = database();
     await db.exec('TRUNCATE incidents, alerts CASCADE');
     await assertSameAnswersInEveryZone(db, servers, admin, clock, 'after TRUNCATE');
-    await fillHistory(db, admin.id, clock.now());
-    await assertSameAnswersInEveryZone(db, servers, admin, clock, 'refilled after TRUNCATE');
+  });
+
+  test('with no quarter split between two local hours, servers keep the placed rollup until a fold moves it', async () => {
+    // Without local mean times or changes at odd minutes, the by-hour and by-day
+    // answers come from the rollup placed once per generation plus the deltas.
+    const db = database();
+    await fillHistory(db, admin.id, clock.now(), { odd: false });
+    await assertSameAnswersInEveryZone(db, servers, admin, clock, 'refilled');
+    for (const [what, sql] of [
+      [
+        'more occurrences',
+        `INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
+                            SELECT i.id, a.id, i.triggered_at + interval '1 hour', i.triggered_at
+                              FROM alerts a JOIN incidents i ON i.group_key = 'hist-' || (1 + (a.id * 11) % 600)
+                             WHERE a.id % 5 = 0 ON CONFLICT DO NOTHING`,
+      ],
+      [
+        'occurrences moved',
+        `UPDATE incident_alerts SET occurrence_starts_at = occurrence_starts_at - interval '20 minutes' WHERE alert_id % 7 = 0`,
+      ],
+      ['incidents deleted', `DELETE FROM incidents WHERE id % 9 = 0`],
+    ]) {
+      await db.query(sql!);
+      await assertSameAnswersInEveryZone(db, servers, admin, clock, `${what}, not folded`);
+      await fold();
+      await assertSameAnswersInEveryZone(db, servers, admin, clock, `${what}, folded`);
+    }
   });
 });
 
