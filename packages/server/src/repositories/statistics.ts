@@ -116,10 +116,14 @@ export interface LocalHourCounts {
 export async function occurrencesByLocalHour(
   db: Queryable,
   timeZone: string,
-  source: OccurrenceSource,
+  sourceName: OccurrenceSource,
 ): Promise<LocalHourCounts> {
   // Quarters are numbered from 1970-01-01 00:00 UTC (a Thursday, weekday 4);
   // (n % m + m) % m is the remainder that floors for quarters before 1970 too.
+  // The source is read three times (days, the looked-up quarters, the rest):
+  // seq scans of ~17,000 narrow rows are cheaper than materialising them.
+  // Rollup and deltas are not summed per quarter first: counting is additive.
+  const source = OCCURRENCE_SOURCES[sourceName];
   const result = await db.query<{
     day: number;
     hour: number;
@@ -127,11 +131,7 @@ export async function occurrencesByLocalHour(
     generation: number;
     split: number;
   }>(
-    `WITH counted AS MATERIALIZED (
-       -- Not summed per quarter first: counting is additive, and rollup and deltas each place their rows.
-       SELECT quarter, (quarter - (quarter % 96 + 96) % 96) / 96 AS utc_day, occurrences
-         FROM (${OCCURRENCE_SOURCES[source]}) q
-     ), days AS MATERIALIZED (
+    `WITH days AS MATERIALIZED (
        -- Materialised: the zone is looked up twice per day, not pushed down to every quarter.
        SELECT utc_day,
               CASE WHEN first_offset = last_offset AND first_offset % 900 = 0
@@ -142,28 +142,33 @@ export async function occurrencesByLocalHour(
                       round(date_part('epoch', (to_timestamp(utc_day * 86400.0) + interval '23:59:59.999999') AT TIME ZONE $1)
                             - date_part('epoch', to_timestamp(utc_day * 86400.0) + interval '23:59:59.999999'))::bigint
                         AS last_offset
-                 FROM (SELECT DISTINCT utc_day FROM counted) d) o
-     ), placed AS (
-       SELECT c.quarter, c.occurrences, c.quarter + d.offset_quarters AS local_quarter
-         FROM counted c JOIN days d ON d.utc_day = c.utc_day
-     ), looked_up AS (
+                 FROM (SELECT DISTINCT (quarter - (quarter % 96 + 96) % 96) / 96 AS utc_day
+                         FROM (${source}) q) d) o
+     ), looked_up AS MATERIALIZED (
        SELECT quarter, occurrences, first_local,
               last_local - first_local = interval '14:59.999999'
                 AND date_part('hour', first_local) = date_part('hour', last_local) AS whole
-         FROM (SELECT quarter, occurrences, to_timestamp(quarter * 900.0) AT TIME ZONE $1 AS first_local,
-                      (to_timestamp(quarter * 900.0) + interval '14:59.999999') AT TIME ZONE $1 AS last_local
-                 FROM placed WHERE local_quarter IS NULL) q
+         FROM (SELECT q.quarter, q.occurrences, to_timestamp(q.quarter * 900.0) AT TIME ZONE $1 AS first_local,
+                      (to_timestamp(q.quarter * 900.0) + interval '14:59.999999') AT TIME ZONE $1 AS last_local
+                 FROM (${source}) q
+                 JOIN days d ON d.utc_day = (q.quarter - (q.quarter % 96 + 96) % 96) / 96
+                WHERE d.offset_quarters IS NULL) l
      ), split AS (
        SELECT DISTINCT quarter FROM looked_up WHERE NOT whole
      )
-     SELECT g.generation, (SELECT count(*) FROM split)::int AS split, h.day, h.hour, h.count
-       FROM (SELECT occurrence_generation AS generation FROM stats_totals) g
+     -- One row even when there is nothing to count: the generation is always wanted.
+     SELECT (SELECT occurrence_generation FROM stats_totals) AS generation, (SELECT count(*) FROM split)::int AS split,
+            h.day, h.hour, h.count
+       FROM (VALUES (1)) AS one (n)
        LEFT JOIN (
      SELECT day::int AS day, hour::int AS hour, sum(count)::int AS count
        FROM (SELECT ((local_day + 4) % 7 + 7) % 7 AS day, local_quarter_of_day / 4 AS hour, sum(occurrences) AS count
                FROM (SELECT (local_quarter - (local_quarter % 96 + 96) % 96) / 96 AS local_day,
                             (local_quarter % 96 + 96) % 96 AS local_quarter_of_day, occurrences
-                       FROM placed WHERE local_quarter IS NOT NULL) l
+                       FROM (SELECT q.quarter + d.offset_quarters AS local_quarter, q.occurrences
+                               FROM (${source}) q
+                               JOIN days d ON d.utc_day = (q.quarter - (q.quarter % 96 + 96) % 96) / 96
+                              WHERE d.offset_quarters IS NOT NULL) p) l
               GROUP BY 1, 2
              UNION ALL
              SELECT date_part('dow', first_local), date_part('hour', first_local), sum(occurrences)
