@@ -133,7 +133,12 @@ BEGIN
 END $$;
 
 -- alerts: rows, and the occurrences of an alert that is renamed (same
--- fingerprint, another alertname) or deleted with its links.
+-- fingerprint, another alertname) or deleted with its links. A rename moves
+-- the alert's links as they are at the end of the statement, and the links
+-- trigger names new links by the name at the end of their statement: exact
+-- as long as one statement does not both rename an alert and link it (the
+-- intake does the two in separate statements; a single data-modifying CTE
+-- doing both would move the new link from the old name too).
 CREATE FUNCTION stats_count_alerts() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
