@@ -14,3 +14,4 @@ export * from './server-process.ts';
 export * from './webhook-receiver.ts';
 export * from './smtp-sink.ts';
 export * from './paging.ts';
+export * from './statistics-reference.ts';
