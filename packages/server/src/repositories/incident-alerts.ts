@@ -38,10 +38,12 @@ export async function linkAlerts(
 ): Promise<void> {
   if (links.length === 0) return;
   await tx.query(
-    `WITH x AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(alert_id bigint, occurrence_starts_at timestamptz)),
-          pointed AS (UPDATE alerts SET incident_id = $1 WHERE id IN (SELECT alert_id FROM x))
+    // The alerts are found by an id array (their primary key), not by a
+    // join with the links: a join was planned as a scan of every alert.
+    `WITH pointed AS (UPDATE alerts SET incident_id = $1 WHERE id = ANY($4::bigint[]))
      INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
-     SELECT $1, alert_id, occurrence_starts_at, $3 FROM x
+     SELECT $1, alert_id, occurrence_starts_at, $3
+       FROM jsonb_to_recordset($2::jsonb) AS x(alert_id bigint, occurrence_starts_at timestamptz)
      ON CONFLICT (incident_id, alert_id) DO UPDATE SET occurrence_starts_at = EXCLUDED.occurrence_starts_at`,
     [
       incidentId,
@@ -52,6 +54,7 @@ export async function linkAlerts(
         })),
       ),
       now,
+      links.map((link) => link.alert_id),
     ],
   );
 }

@@ -17,9 +17,14 @@
 CREATE FUNCTION terdut_intake_begin(p_group_key text, p_fingerprints text[], p_stale_before timestamptz)
 RETURNS json
 LANGUAGE plpgsql VOLATILE
+-- Planned for each call's values: a notification carries 1 to thousands of
+-- fingerprints, and a plan cached while the tables were small (a fresh
+-- install) would scan whole tables on every call until the next ANALYZE.
+SET plan_cache_mode = force_custom_plan
 AS $$
 DECLARE
   v_incident json;
+  v_alert_ids bigint[];
   v_alerts json;
   v_stale json;
   v_links json;
@@ -37,7 +42,8 @@ BEGIN
      WHERE i.group_key = p_group_key AND i.status <> 'resolved'
        FOR NO KEY UPDATE OF i) x;
 
-  SELECT coalesce(json_agg(x ORDER BY x.fingerprint), '[]'::json) INTO v_alerts FROM (
+  SELECT coalesce(array_agg(x.id), '{}'), coalesce(json_agg(x ORDER BY x.fingerprint), '[]'::json)
+    INTO v_alert_ids, v_alerts FROM (
     SELECT id, fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at, generator_url,
            received_at, last_seen_at, resolution_source, incident_id, archived_at
       FROM alerts WHERE fingerprint = ANY(p_fingerprints)
@@ -50,11 +56,12 @@ BEGIN
      ORDER BY fingerprint FOR UPDATE) x;
 
   SELECT coalesce(json_agg(x ORDER BY x.incident_id DESC), '[]'::json) INTO v_links FROM (
+    -- By the locked alerts' ids (the incident_alerts_alert index), as
+    -- linksInGroup reads them: joined on fingerprints, the function's cached
+    -- generic plan scanned every link of the history.
     SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
-      FROM incident_alerts ia
-      JOIN incidents i ON i.id = ia.incident_id
-      JOIN alerts a ON a.id = ia.alert_id
-     WHERE i.group_key = p_group_key AND a.fingerprint = ANY(p_fingerprints)) x;
+      FROM incident_alerts ia JOIN incidents i ON i.id = ia.incident_id
+     WHERE i.group_key = p_group_key AND ia.alert_id = ANY(v_alert_ids)) x;
 
   RETURN json_build_object('incident', v_incident, 'alerts', v_alerts, 'stale', v_stale, 'links', v_links);
 END;
