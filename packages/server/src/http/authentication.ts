@@ -6,8 +6,7 @@ import type { Capability, CapabilityService } from '../services/capabilities.ts'
 import { ApiError, forbidden, unauthorized } from '../errors.ts';
 import { secretsEqual } from '../auth/secrets.ts';
 import { SESSION_COOKIE } from './session-cookies.ts';
-import { access, securityOf, withAuthStatuses, type RouteAuth } from './route-auth.ts';
-import { SAFE_METHODS } from './csrf.ts';
+import { securityOf, withAuthStatuses, type RouteAuth } from './route-auth.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -85,24 +84,6 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
         response: withAuthStatuses(route.schema.response as Record<string, unknown> | undefined, auth),
       };
     }
-  });
-
-  // API keys are cached for a few seconds (services/authentication.ts). A
-  // successful state-changing request by a person, a service account or the
-  // operator's bootstrap token may have deleted a key or changed a person,
-  // and it has committed by the time its answer is sent: forget the cache
-  // before the caller can send another request. Alertmanager's notifications
-  // (programs-only), public and capability routes change no credentials.
-  app.addHook('onSend', async (request, reply, payload) => {
-    const auth = request.routeOptions.config?.auth;
-    if (
-      !SAFE_METHODS.has(request.method) &&
-      reply.statusCode < 400 &&
-      (auth?.kind === 'bootstrap_token' || (auth?.kind === 'principal' && auth !== access.apiKey))
-    ) {
-      deps.authentication.forgetCachedKeys();
-    }
-    return payload;
   });
 
   app.addHook('onRequest', async (request, reply) => {

@@ -4,8 +4,7 @@ import { secretsEqual } from '../auth/secrets.ts';
 import { csrfTokenOf } from '../services/sessions.ts';
 import { arrivedOverHttps, CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './session-cookies.ts';
 
-/** Methods that change nothing (RFC 9110 safe methods). */
-export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Cross-site request forgery protection for browser sessions, driven by the

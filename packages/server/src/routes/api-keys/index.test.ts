@@ -1,7 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
-import { API_KEY_CACHE_MS } from '../../services/authentication.ts';
 
 forEachDatabase('API keys', (database) => {
   let server: TestApp;
@@ -166,71 +165,5 @@ forEachDatabase('API keys', (database) => {
       ['api_key.created', 'api_key.deleted'],
     );
     assert.ok(!JSON.stringify(rows.rows).includes(created.body.key));
-  });
-});
-
-// API keys are cached for API_KEY_CACHE_MS to save a round trip on every
-// request; a revocation must still bite: at once where it was made, within
-// the stated bound on every other replica.
-forEachDatabase('API key revocation across replicas', (database) => {
-  let here: TestApp;
-  let elsewhere: TestApp;
-  before(async () => {
-    here = await startTestApp(database());
-    elsewhere = await startTestApp(database());
-  });
-  after(async () => {
-    await here.close();
-    await elsewhere.close();
-  });
-
-  const meStatus = async (server: TestApp, key: string) =>
-    (await server.request({ method: 'GET', url: '/api/me', as: key })).status;
-
-  test(`a deleted key is refused at once where it was deleted, and within ${API_KEY_CACHE_MS} ms on another replica`, async () => {
-    const owner = await here.createUser('rev-owner');
-    const created = await here.request({
-      method: 'POST',
-      url: `/api/users/${owner.id}/api-keys`,
-      as: owner,
-      payload: { name: 'to revoke' },
-    });
-    const key = created.body.key as string;
-    assert.equal(await meStatus(here, key), 200);
-    assert.equal(await meStatus(elsewhere, key), 200);
-
-    const deleted = await here.request({
-      method: 'DELETE',
-      url: `/api/users/${owner.id}/api-keys/${created.body.id}`,
-      as: owner,
-    });
-    assert.equal(deleted.status, 204);
-    const revokedAt = performance.now();
-    assert.equal(await meStatus(here, key), 401, 'the replica that deleted it refuses it at once');
-    let refusedAfter: number | undefined;
-    while (performance.now() - revokedAt < API_KEY_CACHE_MS + 2_000) {
-      if ((await meStatus(elsewhere, key)) === 401) {
-        refusedAfter = performance.now() - revokedAt;
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.ok(refusedAfter !== undefined, 'the other replica never refused the deleted key');
-    assert.ok(refusedAfter <= API_KEY_CACHE_MS + 1_500, `refused only after ${refusedAfter} ms`);
-  });
-
-  test('an admin demoted to member loses admin rights at once on the replica that demoted them', async () => {
-    const boss = await here.createUser('rev-boss', 'admin');
-    const demoted = await here.createUser('rev-demoted', 'admin');
-    const list = () => here.request({ method: 'GET', url: '/api/audit', as: demoted });
-    assert.equal((await list()).status, 200);
-    const changed = await here.request({
-      method: 'PUT',
-      url: `/api/users/${demoted.id}/role`,
-      as: boss,
-      payload: { role: 'member' },
-    });
-    assert.equal(changed.status, 200, JSON.stringify(changed.body));
-    assert.equal((await list()).status, 403);
   });
 });
