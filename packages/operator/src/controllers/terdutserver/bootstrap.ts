@@ -69,25 +69,22 @@ export async function reconcileBootstrap(deps: BootstrapDeps, pass: Pass): Promi
       // The bootstrap endpoints are rate limited per address; come back when
       // the server says, rather than backing off further than needed.
       const seconds = error.retryAfterSeconds ?? 10;
-      conditions.set(
-        'Bootstrapped',
-        'False',
+      notBootstrappedYet(
+        conditions,
         'RateLimited',
         `terdut-server at ${baseUrl} rate-limited the bootstrap; retrying in ${seconds} s`,
       );
       return stop(seconds * 1000);
     }
     if (isTransientError(error)) {
-      conditions.set(
-        'Bootstrapped',
-        'False',
+      notBootstrappedYet(
+        conditions,
         'ServerUnreachable',
         `terdut-server at ${baseUrl} did not answer the bootstrap (${(error as Error).message}); retrying with back-off`,
       );
     } else {
-      conditions.set(
-        'Bootstrapped',
-        'False',
+      notBootstrappedYet(
+        conditions,
         'BootstrapFailed',
         `${(error as Error).message}; retrying with back-off`,
       );
@@ -161,9 +158,8 @@ async function bootstrap(deps: BootstrapDeps, pass: Pass, baseUrl: string): Prom
     const step = nextBootstrapStep(facts);
     switch (step.do) {
       case 'wait-for-server':
-        conditions.set(
-          'Bootstrapped',
-          'False',
+        notBootstrappedYet(
+          conditions,
           'WaitingForServer',
           'the bootstrap runs once a replica of the server is available',
         );
@@ -297,9 +293,8 @@ async function bootstrap(deps: BootstrapDeps, pass: Pass, baseUrl: string): Prom
       }
 
       case 'wait-for-token-secret':
-        conditions.set(
-          'Bootstrapped',
-          'False',
+        notBootstrappedYet(
+          conditions,
           'TokenSecretMissing',
           `Secret ${server.metadata.namespace}/${tokenSecretName(server)} is missing; recreating it`,
         );
@@ -316,7 +311,7 @@ async function bootstrap(deps: BootstrapDeps, pass: Pass, baseUrl: string): Prom
       case 'rotate-token': {
         await rotateBootstrapToken(deps, server, token!.secret);
         const message = `terdut-server at ${baseUrl} refused the operator's bootstrap token (${refusedBy} answered 401); the operator generated a new token in Secret ${server.metadata.namespace}/${tokenSecretName(server)} and waits for the pod to read it`;
-        conditions.set('Bootstrapped', 'False', 'TokenRotated', message);
+        notBootstrappedYet(conditions, 'TokenRotated', message);
         await deps.events.record(server, 'Warning', 'TokenRotated', message);
         deps.failpoint('token-rotated');
         return stop(tokenPickupPollMs);
@@ -324,9 +319,8 @@ async function bootstrap(deps: BootstrapDeps, pass: Pass, baseUrl: string): Prom
 
       case 'wait-for-token-pickup': {
         const { rotatedAt } = tokenRotationState(token!.secret, deps.now(), deps.tokenPickupTimeoutMs);
-        conditions.set(
-          'Bootstrapped',
-          'False',
+        notBootstrappedYet(
+          conditions,
           'WaitingForTokenPickup',
           `rotated the bootstrap token in Secret ${server.metadata.namespace}/${tokenSecretName(server)} at ${rotatedAt}; waiting up to ${Math.round(deps.tokenPickupTimeoutMs / 1000)} s for the pod to read it`,
         );
@@ -394,4 +388,24 @@ function stateLostMessage(
     `Or mint an admin key where the server runs (kubectl -n ${ns} exec deploy/${deployment} -- terdut-server admin recover --username ${operatorAdmin.username}) ` +
     `and store it as key admin-api-key in Secret ${deps.operatorNamespace}/${checkpointSecretName(server)}; the operator continues from it.`
   );
+}
+
+// The reasons that say a refused or missing key is being replaced.
+const REPLACING: ReadonlySet<string> = new Set(['CredentialsRefused', 'CredentialsMissing']);
+
+/**
+ * Bootstrapped=False because something holds the bootstrap up. While a
+ * refused or missing key is being replaced, the reason stays the one that
+ * says so, and the hold-up goes in the message: that reason is how a pass
+ * resuming after a crash knows it finishes a reissue (ReadyPath.replaced),
+ * and a transient hold-up written over it made the reissue end as
+ * BootstrapResumed.
+ */
+function notBootstrappedYet(conditions: Pass['conditions'], reason: string, message: string): void {
+  const current = conditions.get('Bootstrapped');
+  if (current?.status === 'False' && REPLACING.has(current.reason)) {
+    conditions.set('Bootstrapped', 'False', current.reason, `replacing the key: ${message}`);
+    return;
+  }
+  conditions.set('Bootstrapped', 'False', reason, message);
 }
