@@ -173,6 +173,12 @@ for (const kind of ['pglite', 'postgres'] as const) {
       console.log(`# [${kind}] cold load of the queue: ${Date.now() - started} ms`);
       await cold.close();
       await page.getByText('Live', { exact: true }).waitFor();
+      // The alert feed answers later than the incident list, as it may on a slow network: the row
+      // must still never show a count from before its alerts arrived.
+      await page.route(/\/api\/alerts(\?|$)/, async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        await route.continue();
+      });
       const id = await fireAlert('QueueShowsWebhook');
       const row = page.locator(`[data-incident="${id}"]`);
       await row.waitFor({ timeout: 5000 });

@@ -49,29 +49,30 @@ export function QueuePage() {
   const search = useRef<HTMLInputElement>(null);
   const action = useAction();
 
-  const incidents = useData(() => client.incidents.list({ ...filter.query, limit: 500 }), [filter.key]);
-  // Alert counts: the list does not carry them; the alert feed says which incident each alert is in.
-  const alerts = useData(() => client.alerts.list({ limit: 1000 }), []);
+  // The incidents and the alert feed load together, so a row never shows with a count from before
+  // its alerts arrived ("0 alerts" for a moment): the list does not carry counts, the feed says
+  // which incident each alert is in.
+  const queue = useData(async () => {
+    const [incidents, alerts] = await Promise.all([
+      client.incidents.list({ ...filter.query, limit: 500 }),
+      client.alerts.list({ limit: 1000 }),
+    ]);
+    return { incidents, alerts };
+  }, [filter.key]);
   const people = useData(() => api.people(), []);
-  useLive(
-    (change) => change.topic === 'incidents' || change.topic === 'alerts',
-    () => {
-      incidents.reload();
-      alerts.reload();
-    },
-  );
+  useLive((change) => change.topic === 'incidents' || change.topic === 'alerts', queue.reload);
 
   const alertCounts = useMemo(() => {
     const counts = new Map<number, number>();
-    for (const alert of alerts.data ?? [])
+    for (const alert of queue.data?.alerts ?? [])
       if (alert.incident_id !== undefined)
         counts.set(alert.incident_id, (counts.get(alert.incident_id) ?? 0) + 1);
     return counts;
-  }, [alerts.data]);
+  }, [queue.data]);
 
   const shown = useMemo(() => {
     const needle = text.trim().toLowerCase();
-    const matching = (incidents.data ?? []).filter(
+    const matching = (queue.data?.incidents ?? []).filter(
       (incident) =>
         needle === '' ||
         `#${incident.id} ${incident.title} ${incident.assigned_to ?? ''} ${incident.severity ?? ''}`
@@ -79,11 +80,11 @@ export function QueuePage() {
           .includes(needle),
     );
     return sortIncidents(matching, sort);
-  }, [incidents.data, sort, text]);
+  }, [queue.data, sort, text]);
   const current = shown[Math.min(selected, shown.length - 1)];
 
   const act = async (work: () => Promise<unknown>) => {
-    if (await action.run(work)) incidents.reload();
+    if (await action.run(work)) queue.reload();
   };
 
   useEffect(() => {
@@ -158,8 +159,8 @@ export function QueuePage() {
         Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>Enter</kbd> open, <kbd>a</kbd> acknowledge, <kbd>s</kbd>{' '}
         assign to me, <kbd>z</kbd> snooze 1h, <kbd>R</kbd> resolve, <kbd>/</kbd> filter.
       </p>
-      <ErrorNote error={incidents.error ?? action.error} />
-      {incidents.data !== undefined && shown.length === 0 && (
+      <ErrorNote error={queue.error ?? action.error} />
+      {queue.data !== undefined && shown.length === 0 && (
         <p class="empty">No {filter.label.toLowerCase()} incidents. All quiet.</p>
       )}
       <ol class="queue" aria-label={`${filter.label} incidents`}>
