@@ -33,13 +33,17 @@ const EVENT_WORDS: Record<string, string> = {
 /** One incident: its alerts, its timeline, and every action on it. */
 export function IncidentPage(props: { id: number }) {
   const { info, me } = useSession();
-  const incident = useData(() => client.incidents.get(props.id), [props.id]);
-  const timeline = useData(() => client.incidents.timeline(props.id), [props.id]);
+  // The incident and its timeline load together, so the page never shows a state its timeline
+  // does not explain yet (acknowledged above, no acknowledgement below).
+  const incident = useData(async () => {
+    const [found, events] = await Promise.all([
+      client.incidents.get(props.id),
+      client.incidents.timeline(props.id),
+    ]);
+    return { ...found, timeline: events };
+  }, [props.id]);
   const people = useData(() => api.people(), []);
-  const refresh = () => {
-    incident.reload();
-    timeline.reload();
-  };
+  const refresh = incident.reload;
   useLive((change) => change.topic !== 'schedule' && (change.incident_id ?? props.id) === props.id, refresh);
   const action = useAction();
   const act = async (work: () => Promise<unknown>) => {
@@ -100,9 +104,9 @@ export function IncidentPage(props: { id: number }) {
       </ul>
 
       <h2>Timeline</h2>
-      <ErrorNote error={timeline.error} />
+      <ErrorNote error={incident.error} />
       <ol class="timeline">
-        {(timeline.data ?? []).map((event) => (
+        {current.timeline.map((event) => (
           <TimelineEntry
             key={event.id}
             event={event}
