@@ -10,6 +10,12 @@ export interface Config {
   /** Unset: the embedded PostgreSQL (PGlite) in `dataDir`. */
   databaseUrl: string | undefined;
   dataDir: string;
+  /**
+   * PostgreSQL's shared_buffers inside the embedded database
+   * (TERDUT_EMBEDDED_SHARED_BUFFERS, e.g. "32MB"): WebAssembly memory is
+   * taken once and never returned, so this is most of PGlite's resident set.
+   */
+  embeddedSharedBuffers: string;
   bootstrapToken: string | undefined;
   bootstrapTokenFile: string | undefined;
   /** IANA zone that defines "today" for the schedule and hour/day statistics. */
@@ -147,6 +153,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   const dbStatementTimeoutMs = duration('TERDUT_DB_STATEMENT_TIMEOUT', '30s');
+  const embeddedSharedBuffers = text('TERDUT_EMBEDDED_SHARED_BUFFERS') ?? '32MB';
+  if (!/^[1-9][0-9]*(kB|MB|GB)$/.test(embeddedSharedBuffers)) {
+    throw new ConfigError(
+      `TERDUT_EMBEDDED_SHARED_BUFFERS="${embeddedSharedBuffers}" is not a size; use PostgreSQL's units, like 32MB or 1GB`,
+    );
+  }
   const dbQueryTimeoutMs = duration('TERDUT_DB_QUERY_TIMEOUT', '35s');
   if (dbQueryTimeoutMs < dbStatementTimeoutMs) {
     throw new ConfigError(
@@ -214,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: text('HOST') ?? '0.0.0.0',
     databaseUrl,
     dataDir: text('TERDUT_DATA_DIR') ?? './.terdut',
+    embeddedSharedBuffers,
     bootstrapToken,
     bootstrapTokenFile: text('TERDUT_BOOTSTRAP_TOKEN_FILE'),
     timezone,

@@ -17,7 +17,10 @@ export async function openConfiguredDatabase(config: Config): Promise<{ db: Data
   const dir = resolve(config.dataDir);
   try {
     await mkdir(dir, { recursive: true });
-    return { db: await openPglite(dir), description: `embedded PostgreSQL (PGlite) in ${dir}` };
+    return {
+      db: await openPglite(dir, { sharedBuffers: config.embeddedSharedBuffers }),
+      description: `embedded PostgreSQL (PGlite) in ${dir}`,
+    };
   } catch (error) {
     throw new Error(
       `cannot open the embedded database in ${dir} (${(error as Error).message}); check TERDUT_DATA_DIR, ` +
