@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import type { AlertState } from '../domain/alerts.ts';
 import type { AlertRow } from './alerts.ts';
 import type { IncidentRow } from './incidents.ts';
 import type { IncidentAlertLink } from './incident-alerts.ts';
@@ -81,4 +82,33 @@ function incidentFromJson(row: IncidentJson): IncidentRow {
     resolved_at: dateOrNull(row.resolved_at),
     archived_at: dateOrNull(row.archived_at),
   };
+}
+
+/**
+ * A repeat (every carried alert firing, unchanged, and already a member of
+ * the group's open incident) applied in one call, in its own transaction:
+ * only "last seen" moves. The open incident's id, or undefined when it is not
+ * provably a repeat; then nothing changed and the full intake must run
+ * (migration 0950, terdut_intake_repeat).
+ */
+export async function touchIfRepeat(
+  db: Queryable,
+  groupKey: string,
+  alerts: AlertState[],
+  now: Date,
+  staleBefore: Date,
+): Promise<number | undefined> {
+  const carried = alerts.map((alert) => ({
+    fingerprint: alert.fingerprint,
+    starts_at: alert.starts_at.toISOString(),
+    ends_at: alert.ends_at?.toISOString() ?? null,
+    generator_url: alert.generator_url,
+    labels: alert.labels,
+    annotations: alert.annotations,
+  }));
+  const result = await db.query<{ incident_id: number | null }>(
+    'SELECT terdut_intake_repeat($1, $2::jsonb, $3, $4) AS incident_id',
+    [groupKey, JSON.stringify(carried), now, staleBefore],
+  );
+  return result.rows[0]?.incident_id ?? undefined;
 }

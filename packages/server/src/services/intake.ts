@@ -18,7 +18,8 @@ import {
   type IncidentRow,
 } from '../repositories/incidents.ts';
 import { linkAlerts, linksInGroup, type IncidentAlertLink } from '../repositories/incident-alerts.ts';
-import { lockGroupForNotification, type LockedGroup } from '../repositories/alert-groups.ts';
+import { lockGroupForNotification, touchIfRepeat, type LockedGroup } from '../repositories/alert-groups.ts';
+import { RepeatHints } from './repeat-hints.ts';
 import { insertEvents, type NewIncidentEvent } from '../repositories/incident-events.ts';
 import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
@@ -66,6 +67,7 @@ export class IntakeService {
   readonly #batchRows: number;
   readonly #onIncidentOpened: () => void;
   readonly #absorbHeartbeats: (alerts: AlertState[]) => Promise<AlertState[]>;
+  readonly #repeats = new RepeatHints();
 
   constructor(deps: {
     db: Database;
@@ -120,9 +122,20 @@ export class IntakeService {
   }
 
   async #applyWithRetry(notification: AlertGroupNotification): Promise<IntakeResult> {
+    const { groupKey, alerts } = notification;
+    // The steady state: the same firing group again. One call when the
+    // database can prove it is a repeat; otherwise (nothing changed) the full intake.
+    if (alerts.length <= this.#batchRows && this.#repeats.isRepeat(groupKey, alerts)) {
+      const now = this.#clock.now();
+      const staleBefore = new Date(now.getTime() - this.#staleAfterMs);
+      const incidentId = await touchIfRepeat(this.#db, groupKey, alerts, now, staleBefore);
+      if (incidentId !== undefined) return { incident_id: incidentId, opened: false, resolved: false };
+    }
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#db.transaction((tx) => this.#apply(tx, notification, this.#clock.now()));
+        const result = await this.#db.transaction((tx) => this.#apply(tx, notification, this.#clock.now()));
+        this.#repeats.remember(groupKey, alerts, result.incident_id !== undefined);
+        return result;
       } catch (error) {
         if (!isUniqueViolation(error) || attempt >= MAX_ATTEMPTS) throw error;
       }
