@@ -31,6 +31,7 @@ export const SCENARIOS: Scenario[] = [
   { label: '1 new alert', alertsPerNotification: 1, kind: 'new' },
   { label: '10 new alerts', alertsPerNotification: 10, kind: 'new' },
   { label: '100 new alerts', alertsPerNotification: 100, kind: 'new' },
+  { label: '1 alert, repeat', alertsPerNotification: 1, kind: 'repeat' },
   { label: '100 alerts, repeat', alertsPerNotification: 100, kind: 'repeat' },
 ];
 
@@ -125,8 +126,8 @@ export async function runScenario(
   }
   const groups = Array.from({ length: CONCURRENCY * 4 }, (_, index) =>
     notificationOfSize(size, {
-      name: `BenchRepeat${index}`,
-      groupKey: `{}:{alertname="BenchRepeat${index}"}`,
+      name: `BenchRepeat${size}x${index}`,
+      groupKey: `{}:{alertname="BenchRepeat${size}x${index}"}`,
     }),
   );
   for (const group of groups) {

@@ -3,6 +3,7 @@
  * correlates `AlertGroupNotification`s, the Alertmanager adapter
  * (`alertmanager/parse.ts`) makes them, repositories store `AlertState`s.
  */
+import { createHash } from 'node:crypto';
 import type { AlertStatus } from '@terdut/contract';
 
 export type { AlertStatus } from '@terdut/contract';
@@ -30,4 +31,29 @@ export interface AlertGroupNotification {
   commonLabels: Record<string, string>;
   commonAnnotations: Record<string, string>;
   alerts: AlertState[];
+}
+
+/**
+ * A digest of what only a notification writes about an alert (its labels,
+ * annotations, generator URL and start), stored beside it: a repeat is
+ * recognised by comparing digests instead of the documents themselves
+ * (migration 0950). Key order does not matter, as for a stored jsonb.
+ */
+export function alertContentDigest(
+  alert: Pick<AlertState, 'labels' | 'annotations' | 'generator_url' | 'starts_at'>,
+): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        alert.starts_at.getTime(),
+        alert.generator_url,
+        sortedEntries(alert.labels),
+        sortedEntries(alert.annotations),
+      ]),
+    )
+    .digest('base64url');
+}
+
+function sortedEntries(map: Record<string, string>): [string, string][] {
+  return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }

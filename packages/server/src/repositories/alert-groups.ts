@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import type { AlertState } from '../domain/alerts.ts';
+import { alertContentDigest, type AlertState } from '../domain/alerts.ts';
 import type { AlertRow } from './alerts.ts';
 import type { IncidentRow } from './incidents.ts';
 import type { IncidentAlertLink } from './incident-alerts.ts';
@@ -98,17 +98,17 @@ export async function touchIfRepeat(
   now: Date,
   staleBefore: Date,
 ): Promise<number | undefined> {
-  const carried = alerts.map((alert) => ({
-    fingerprint: alert.fingerprint,
-    starts_at: alert.starts_at.toISOString(),
-    ends_at: alert.ends_at?.toISOString() ?? null,
-    generator_url: alert.generator_url,
-    labels: alert.labels,
-    annotations: alert.annotations,
-  }));
   const result = await db.query<{ incident_id: number | null }>(
-    'SELECT terdut_intake_repeat($1, $2::jsonb, $3, $4) AS incident_id',
-    [groupKey, JSON.stringify(carried), now, staleBefore],
+    'SELECT terdut_intake_repeat($1, $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6, $7) AS incident_id',
+    [
+      groupKey,
+      alerts.map((alert) => alert.fingerprint),
+      alerts.map((alert) => alert.starts_at.toISOString()),
+      alerts.map((alert) => alert.ends_at?.toISOString() ?? null),
+      alerts.map(alertContentDigest),
+      now,
+      staleBefore,
+    ],
   );
   return result.rows[0]?.incident_id ?? undefined;
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import type { AlertState, AlertStatus } from '../domain/alerts.ts';
+import { alertContentDigest, type AlertState, type AlertStatus } from '../domain/alerts.ts';
 
 /** A stored alert: the state its last notification described, plus what the server keeps about it. */
 export interface AlertRow extends AlertState {
@@ -54,15 +54,16 @@ export async function insertAlerts(db: Queryable, alerts: AlertState[], now: Dat
     ...alert,
     starts_at: alert.starts_at.toISOString(),
     ends_at: alert.ends_at?.toISOString() ?? null,
+    content_digest: alertContentDigest(alert),
   }));
   const result = await db.query<AlertRow>(
     `INSERT INTO alerts (fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at,
-                         generator_url, resolution_source, received_at, last_seen_at)
+                         generator_url, resolution_source, received_at, last_seen_at, content_digest)
      SELECT fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at,
-            generator_url, resolution_source, $2, $2
+            generator_url, resolution_source, $2, $2, content_digest
        FROM jsonb_to_recordset($1::jsonb) AS x(fingerprint text, group_key text, name text, status text,
             labels jsonb, annotations jsonb, starts_at timestamptz, ends_at timestamptz,
-            generator_url text, resolution_source text)
+            generator_url text, resolution_source text, content_digest text)
       ORDER BY fingerprint
      ON CONFLICT (fingerprint) DO NOTHING
      RETURNING ${ALERT_COLUMNS}`,
@@ -87,7 +88,8 @@ export async function updateAlertState(
         SET group_key = $2, name = $3, status = $4, labels = $5, annotations = $6, starts_at = $7,
             ends_at = $8, generator_url = $9, resolution_source = $10, last_seen_at = $11,
             received_at = CASE WHEN $12 THEN $11 ELSE received_at END,
-            archived_at = CASE WHEN $12 THEN NULL ELSE archived_at END
+            archived_at = CASE WHEN $12 THEN NULL ELSE archived_at END,
+            content_digest = $13
       WHERE id = $1
       RETURNING ${ALERT_COLUMNS}`,
     [
@@ -103,19 +105,29 @@ export async function updateAlertState(
       state.resolution_source,
       now,
       newOccurrence,
+      alertContentDigest(state),
     ],
   );
   return result.rows[0]!;
 }
 
-/** Records that a notification carried these alerts unchanged ("last seen" is all that moves). */
-export async function touchAlerts(db: Queryable, ids: number[], groupKey: string, now: Date): Promise<void> {
-  if (ids.length === 0) return;
-  await db.query(`UPDATE alerts SET last_seen_at = $2, group_key = $3 WHERE id = ANY($1::bigint[])`, [
-    ids,
-    now,
-    groupKey,
-  ]);
+/**
+ * Records that a notification carried these alerts unchanged ("last seen" is
+ * all that moves; the digest is written for rows stored before it existed).
+ */
+export async function touchAlerts(
+  db: Queryable,
+  touched: { id: number; state: AlertState }[],
+  groupKey: string,
+  now: Date,
+): Promise<void> {
+  if (touched.length === 0) return;
+  await db.query(
+    `UPDATE alerts a SET last_seen_at = $3, group_key = $4, content_digest = t.digest
+       FROM unnest($1::bigint[], $2::text[]) AS t (id, digest)
+      WHERE a.id = t.id`,
+    [touched.map((row) => row.id), touched.map((row) => alertContentDigest(row.state)), now, groupKey],
+  );
 }
 
 /** Marks firing alerts resolved because nothing refreshed them; ends_at is when they went stale. */

@@ -363,7 +363,7 @@ async function upsertAlerts(
       .map((alert) => alert.fingerprint);
     for (const row of await lockAlertsByFingerprint(tx, raced)) existing.set(row.fingerprint, row);
   }
-  const touched: number[] = [];
+  const touched: { id: number; state: AlertState }[] = [];
   for (const [fingerprint, row] of existing) {
     const incoming = byFingerprint.get(fingerprint)!;
     const change = classify(row, incoming);
@@ -372,7 +372,7 @@ async function upsertAlerts(
         received.push({ row, change });
         break;
       case 'unchanged':
-        touched.push(row.id);
+        touched.push({ id: row.id, state: incoming });
         received.push({ row, change });
         break;
       default:
@@ -382,7 +382,7 @@ async function upsertAlerts(
         });
     }
   }
-  await inBatches(touched, batch, (ids) => touchAlerts(tx, ids, alerts[0]?.group_key ?? '', now));
+  await inBatches(touched, batch, (rows) => touchAlerts(tx, rows, alerts[0]?.group_key ?? '', now));
   // Payload order, for a timeline that reads like the notification.
   const order = new Map(alerts.map((alert, index) => [alert.fingerprint, index]));
   return received.sort((a, b) => order.get(a.row.fingerprint)! - order.get(b.row.fingerprint)!);

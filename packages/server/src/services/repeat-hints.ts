@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AlertState } from '../domain/alerts.ts';
+import { alertContentDigest, type AlertState } from '../domain/alerts.ts';
 
 /**
  * Which alert groups last sent exactly this: a hint that the next
@@ -18,7 +18,7 @@ export class RepeatHints {
     this.#limit = limit;
   }
 
-  /** True when `alerts` are, to the byte, what the group last sent and all of them fire. */
+  /** True when `alerts` are what the group last sent, and all of them fire. */
   isRepeat(groupKey: string, alerts: AlertState[]): boolean {
     const signature = signatureOf(alerts);
     return signature !== undefined && this.#last.get(groupKey) === signature;
@@ -34,7 +34,7 @@ export class RepeatHints {
   }
 }
 
-/** A digest of everything the repeat check compares; undefined unless every alert fires. */
+/** Everything the repeat check compares, digested; undefined unless every alert fires. */
 function signatureOf(alerts: AlertState[]): string | undefined {
   if (alerts.length === 0 || alerts.some((alert) => alert.status !== 'firing')) return undefined;
   const hash = createHash('sha256');
@@ -43,17 +43,10 @@ function signatureOf(alerts: AlertState[]): string | undefined {
       JSON.stringify([
         alert.fingerprint,
         alert.group_key,
-        alert.starts_at.getTime(),
         alert.ends_at?.getTime() ?? null,
-        alert.generator_url,
-        sortedEntries(alert.labels),
-        sortedEntries(alert.annotations),
+        alertContentDigest(alert),
       ]),
     );
   }
   return hash.digest('base64url');
-}
-
-function sortedEntries(map: Record<string, string>): [string, string][] {
-  return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
