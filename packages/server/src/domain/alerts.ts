@@ -3,7 +3,7 @@
  * correlates `AlertGroupNotification`s, the Alertmanager adapter
  * (`alertmanager/parse.ts`) makes them, repositories store `AlertState`s.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AlertStatus } from '@terdut/contract';
 
 export type { AlertStatus } from '@terdut/contract';
@@ -38,21 +38,30 @@ export interface AlertGroupNotification {
  * annotations, generator URL and start), stored beside it: a repeat is
  * recognised by comparing digests instead of the documents themselves
  * (migration 0950). Key order does not matter, as for a stored jsonb.
+ * Computed once per alert object (a notification's alerts are not changed
+ * once parsed): the intake asks for it up to three times per alert.
  */
 export function alertContentDigest(
   alert: Pick<AlertState, 'labels' | 'annotations' | 'generator_url' | 'starts_at'>,
 ): string {
-  return createHash('sha256')
-    .update(
+  let digest = digests.get(alert);
+  if (digest === undefined) {
+    digest = hash(
+      'sha256',
       JSON.stringify([
         alert.starts_at.getTime(),
         alert.generator_url,
         sortedEntries(alert.labels),
         sortedEntries(alert.annotations),
       ]),
-    )
-    .digest('base64url');
+      'base64url',
+    );
+    digests.set(alert, digest);
+  }
+  return digest;
 }
+
+const digests = new WeakMap<object, string>();
 
 function sortedEntries(map: Record<string, string>): [string, string][] {
   return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { alertContentDigest, type AlertState } from '../domain/alerts.ts';
 
 /**
@@ -20,8 +20,8 @@ export class RepeatHints {
 
   /** True when `alerts` are what the group last sent, and all of them fire. */
   isRepeat(groupKey: string, alerts: AlertState[]): boolean {
-    const signature = signatureOf(alerts);
-    return signature !== undefined && this.#last.get(groupKey) === signature;
+    const last = this.#last.get(groupKey);
+    return last !== undefined && signatureOf(alerts) === last;
   }
 
   /** After the full intake: remember what a group with an open incident sent, when it all fires. */
@@ -37,16 +37,13 @@ export class RepeatHints {
 /** Everything the repeat check compares, digested; undefined unless every alert fires. */
 function signatureOf(alerts: AlertState[]): string | undefined {
   if (alerts.length === 0 || alerts.some((alert) => alert.status !== 'firing')) return undefined;
-  const hash = createHash('sha256');
-  for (const alert of alerts) {
-    hash.update(
-      JSON.stringify([
-        alert.fingerprint,
-        alert.group_key,
-        alert.ends_at?.getTime() ?? null,
-        alertContentDigest(alert),
-      ]),
-    );
-  }
-  return hash.digest('base64url');
+  const parts = alerts.map((alert) =>
+    JSON.stringify([
+      alert.fingerprint,
+      alert.group_key,
+      alert.ends_at?.getTime() ?? null,
+      alertContentDigest(alert),
+    ]),
+  );
+  return hash('sha256', parts.join('\n'), 'base64url');
 }
