@@ -100,9 +100,9 @@ export class ChildProcessGroup {
   readonly #children: StartedChild[] = [];
   readonly #detached: boolean;
   #watchdog: ChildProcess | undefined;
-  readonly #onExit = (): void => {
-    // Last chance on a normal or uncaught-exception exit; the watchdog covers
-    // the exits where no JavaScript runs.
+
+  /** Last chance on a normal or uncaught-exception exit; the watchdog covers the exits where no JavaScript runs. */
+  killRemaining(): void {
     for (const child of this.#children) {
       if (!child.hasExited() && child.process.pid !== undefined) {
         try {
@@ -112,7 +112,7 @@ export class ChildProcessGroup {
         }
       }
     }
-  };
+  }
 
   constructor(options: { detached?: boolean } = {}) {
     this.#detached = options.detached ?? false;
@@ -124,7 +124,7 @@ export class ChildProcessGroup {
       watchdog.on('error', () => {});
       watchdog.stdin?.on('error', () => {});
       this.#watchdog = watchdog;
-      process.on('exit', this.#onExit);
+      killedAtExit(this);
     }
   }
 
@@ -185,8 +185,22 @@ export class ChildProcessGroup {
         // already gone
       }
     }
-    process.off('exit', this.#onExit);
+    liveGroups.delete(this);
   }
+}
+
+// One exit listener for all groups, however many a test keeps at once (a
+// listener each set off Node's MaxListenersExceededWarning past ten).
+const liveGroups = new Set<ChildProcessGroup>();
+let exitHooked = false;
+function killedAtExit(group: ChildProcessGroup): void {
+  if (!exitHooked) {
+    process.on('exit', () => {
+      for (const live of liveGroups) live.killRemaining();
+    });
+    exitHooked = true;
+  }
+  liveGroups.add(group);
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the child has exited. */
