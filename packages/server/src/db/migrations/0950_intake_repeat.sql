@@ -54,15 +54,12 @@ BEGIN
   -- Locked in fingerprint order, as the full intake locks them (no deadlock
   -- with a writer of another group that carries the same alert); compared
   -- after locking, so what is compared is what is committed.
-  SELECT array_agg(a.id ORDER BY a.fingerprint) INTO v_ids
-    FROM (SELECT id, fingerprint FROM alerts WHERE fingerprint = ANY(p_fingerprints)
-           ORDER BY fingerprint FOR UPDATE) a;
+  PERFORM 1 FROM alerts WHERE fingerprint = ANY(p_fingerprints) ORDER BY fingerprint FOR UPDATE;
 
   SELECT array_agg(a.id) INTO v_ids
     FROM unnest(p_fingerprints, p_starts, p_ends, p_digests) AS x (fingerprint, starts_at, ends_at, digest)
     JOIN alerts a ON a.fingerprint = x.fingerprint
-   WHERE a.id = ANY(v_ids)
-     AND a.status = 'firing'
+   WHERE a.status = 'firing'
      AND a.group_key = p_group_key
      AND a.starts_at = x.starts_at
      AND a.ends_at IS NOT DISTINCT FROM x.ends_at
