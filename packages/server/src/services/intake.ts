@@ -127,8 +127,7 @@ export class IntakeService {
     // database can prove it is a repeat; otherwise (nothing changed) the full intake.
     if (alerts.length <= this.#batchRows && this.#repeats.isRepeat(groupKey, alerts)) {
       const now = this.#clock.now();
-      const staleBefore = new Date(now.getTime() - this.#staleAfterMs);
-      const incidentId = await touchIfRepeat(this.#db, groupKey, alerts, now, staleBefore);
+      const incidentId = await touchIfRepeat(this.#db, groupKey, alerts, now, this.#staleBefore(now));
       if (incidentId !== undefined) return { incident_id: incidentId, opened: false, resolved: false };
     }
     for (let attempt = 1; ; attempt++) {
@@ -142,6 +141,11 @@ export class IntakeService {
     }
   }
 
+  /** A firing alert last seen before this is presumed resolved (TERDUT_ALERT_STALE_AFTER). */
+  #staleBefore(now: Date): Date {
+    return new Date(now.getTime() - this.#staleAfterMs);
+  }
+
   /**
    * One notification, in order: lock the group, store the alerts, open an
    * incident for a new occurrence, join the open incident, note resolves on
@@ -152,7 +156,7 @@ export class IntakeService {
     // Set-at-a-time writes go in slices (db/batches.ts): the largest
     // notification must not hold PGlite's thread, and so /healthz, for long.
     const batch = this.#batchRows;
-    const staleBefore = new Date(now.getTime() - this.#staleAfterMs);
+    const staleBefore = this.#staleBefore(now);
     // Every writer of this group waits here, on every replica, until we commit.
     const locked = await lockGroup(tx, groupKey, notification.alerts, staleBefore, batch);
     let incident = locked.incident;
