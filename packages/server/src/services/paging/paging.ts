@@ -72,6 +72,8 @@ import { matchesAll, parseMatcher } from './matchers.ts';
 /** How long a claimed message belongs to the replica sending it (sends time out after 10 s). */
 const LEASE_MS = 60_000;
 const BATCH = 25;
+/** Steps one escalation may fire in one transaction (each reached nobody, so the next was due at once). */
+const MAX_STEPS_PER_PASS = 20;
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_CAP_MS = 5 * 60_000;
 const MINUTE_MS = 60_000;
@@ -179,7 +181,8 @@ export class PagingService {
     let tried = 0;
     for (;;) {
       const now = this.#clock.now();
-      const claimed = await this.#db.transaction((tx) => claimDueDeliveries(tx, now, LEASE_MS, BATCH));
+      // One statement, atomic on its own: no transaction around it.
+      const claimed = await claimDueDeliveries(this.#db, now, LEASE_MS, BATCH);
       if (claimed.length === 0) return tried;
       tried += claimed.length;
       await Promise.all(claimed.map((delivery) => this.#send(delivery)));
@@ -318,11 +321,26 @@ export class PagingService {
       step = 0;
       repeat = 0;
     }
-    await this.#fireStep(tx, incident, { ...escalation, round, step, repeat }, now);
-    return true;
+    // A step that reached nobody makes the next one due at once: it fires in
+    // the same transaction rather than in the next pass. Bounded, so one
+    // escalation cannot hold its incident for long; the rest is due anyway.
+    let current: EscalationRow = { ...escalation, state: 'active', round, step, repeat };
+    for (let fired = 1; ; fired++) {
+      const next = await this.#fireStep(tx, incident, current, now);
+      if (next.state !== 'active' || next.due_at > now || fired >= MAX_STEPS_PER_PASS) return true;
+      current = { ...current, ...next };
+    }
   }
 
-  async #fireStep(tx: Queryable, incident: IncidentRow, escalation: EscalationRow, now: Date): Promise<void> {
+  /** Fires one step and schedules the next; returns the escalation's new position. */
+  async #fireStep(
+    tx: Queryable,
+    incident: IncidentRow,
+    escalation: EscalationRow,
+    now: Date,
+  ): Promise<
+    { state: 'active'; round: number; step: number; repeat: number; due_at: Date } | { state: 'finished' }
+  > {
     const { policy, round, step, repeat } = escalation;
     const current = policy.steps[step];
     const events: NewIncidentEvent[] = [];
@@ -411,21 +429,19 @@ export class PagingService {
         type: 'escalation_finished',
         detail: `every step of "${policy.name}" has fired${policy.repeat > 0 ? ` ${policy.repeat + 1} times` : ''}; paging stops until someone unacknowledges or a snooze ends`,
       });
-    } else {
-      await updateEscalation(
-        tx,
-        incident.id,
-        {
-          state: 'active',
-          round,
-          step: nextStep,
-          repeat: nextRepeat,
-          due_at: new Date(now.getTime() + delayMs),
-        },
-        now,
-      );
+      await insertEvents(tx, events, now);
+      return { state: 'finished' };
     }
+    const next = {
+      state: 'active' as const,
+      round,
+      step: nextStep,
+      repeat: nextRepeat,
+      due_at: new Date(now.getTime() + delayMs),
+    };
+    await updateEscalation(tx, incident.id, next, now);
     await insertEvents(tx, events, now);
+    return next;
   }
 
   /** The maintenance window in force now whose matchers match these labels (the one ending last). */
