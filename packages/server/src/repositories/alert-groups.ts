@@ -3,6 +3,7 @@ import { alertContentDigest, type AlertState } from '../domain/alerts.ts';
 import type { AlertRow } from './alerts.ts';
 import type { IncidentRow } from './incidents.ts';
 import type { IncidentAlertLink } from './incident-alerts.ts';
+import type { PolicyDefinition } from './escalation-policies.ts';
 
 /** What a notification works on, locked: see migration 0900 (terdut_intake_begin). */
 export interface LockedGroup {
@@ -111,4 +112,66 @@ export async function touchIfRepeat(
     ],
   );
   return result.rows[0]?.incident_id ?? undefined;
+}
+
+/** What openIfNewGroup needs beyond the alerts: the incident as the full intake would open it, and its routing. */
+export interface NewGroupIncident {
+  title: string;
+  group_labels: Record<string, string>;
+  /** The highest severity among the alerts' (null: none has one). */
+  severity: string | null;
+  severity_rank: number;
+  /** The routing, and the policies' version it was computed from (RoutingCache). */
+  routing: {
+    version: number;
+    policyId: number | null;
+    policy: PolicyDefinition;
+    labels: Record<string, string>;
+  };
+}
+
+/**
+ * A new group's first notification (every alert firing and never stored,
+ * each fingerprint once) applied in one call, in its own transaction: the
+ * alerts, the incident, its escalation, the links and the events, as the
+ * full intake would write them (migration 0960, terdut_intake_open).
+ * `opened`: the new incident's id; `not new`: nothing changed, run the
+ * full intake; `routing changed`: nothing changed, route again.
+ */
+export async function openIfNewGroup(
+  db: Queryable,
+  groupKey: string,
+  alerts: AlertState[],
+  incident: NewGroupIncident,
+  now: Date,
+  staleBefore: Date,
+): Promise<{ opened: number } | 'not new' | 'routing changed'> {
+  const records = alerts.map((alert) => ({
+    ...alert,
+    starts_at: alert.starts_at.toISOString(),
+    ends_at: alert.ends_at?.toISOString() ?? null,
+    content_digest: alertContentDigest(alert),
+  }));
+  const result = await db.query<{ incident_id: number | null; routing_current: boolean }>(
+    `SELECT incident_id, routing_current
+       FROM terdut_intake_open($1, $2::text[], $3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12, $13)`,
+    [
+      groupKey,
+      alerts.map((alert) => alert.fingerprint),
+      JSON.stringify(records),
+      incident.title,
+      JSON.stringify(incident.group_labels),
+      incident.severity,
+      incident.severity_rank,
+      incident.routing.version,
+      incident.routing.policyId,
+      JSON.stringify(incident.routing.policy),
+      JSON.stringify(incident.routing.labels),
+      now,
+      staleBefore,
+    ],
+  );
+  const row = result.rows[0]!;
+  if (!row.routing_current) return 'routing changed';
+  return row.incident_id === null ? 'not new' : { opened: row.incident_id };
 }

@@ -51,6 +51,12 @@ export async function findPolicyById(db: Queryable, id: number): Promise<Escalat
   return result.rows[0];
 }
 
+/** The number every change to the policies moves (migration 0960): what routing was read at. */
+export async function readRoutingVersion(db: Queryable): Promise<number> {
+  const result = await db.query<{ version: number }>('SELECT version FROM paging_routing');
+  return Number(result.rows[0]!.version);
+}
+
 /** The position after the last policy. */
 export async function nextPolicyPosition(db: Queryable): Promise<number> {
   const result = await db.query<{ next: number }>(

@@ -1,16 +1,22 @@
 import { hash } from 'node:crypto';
 import { alertContentDigest, type AlertState } from '../domain/alerts.ts';
 
+// A group this replica has seen whose next notification is no repeat it can name.
+const SEEN = '';
+
 /**
- * Which alert groups last sent exactly this: a hint that the next
- * notification of a group is a repeat (Alertmanager re-sends a group that
- * keeps firing every repeat_interval), so the intake tries the one-call
- * repeat first (repositories/alert-groups.ts, touchIfRepeat). Only a hint:
- * the database proves a repeat under the group's lock, and a stale or wrong
- * hint costs one round trip, never a wrong answer. Bounded: the oldest
- * groups are forgotten first.
+ * What this replica knows of each alert group's last notification: hints
+ * that let the intake try a one-call shortcut first.
+ * - A group it never saw is probably new: its first notification opens an
+ *   incident (repositories/alert-groups.ts, openIfNewGroup).
+ * - A group that last sent exactly this, all firing, with an open incident,
+ *   is probably repeating (Alertmanager re-sends a group that keeps firing
+ *   every repeat_interval; touchIfRepeat).
+ * Only hints: the database proves each shortcut under the group's lock, and a
+ * stale or wrong hint (another replica's notification, a restart) costs one
+ * round trip, never a wrong answer. Bounded: the oldest groups are forgotten first.
  */
-export class RepeatHints {
+export class GroupHints {
   readonly #last = new Map<string, string>();
   readonly #limit: number;
 
@@ -18,17 +24,21 @@ export class RepeatHints {
     this.#limit = limit;
   }
 
+  /** True when this replica has no record of the group. */
+  isUnseen(groupKey: string): boolean {
+    return !this.#last.has(groupKey);
+  }
+
   /** True when `alerts` are what the group last sent, and all of them fire. */
   isRepeat(groupKey: string, alerts: AlertState[]): boolean {
     const last = this.#last.get(groupKey);
-    return last !== undefined && signatureOf(alerts) === last;
+    return last !== undefined && last !== SEEN && signatureOf(alerts) === last;
   }
 
-  /** After the full intake: remember what a group with an open incident sent, when it all fires. */
+  /** After a notification was applied: remember the group, and what it sent when it may repeat. */
   remember(groupKey: string, alerts: AlertState[], hasOpenIncident: boolean): void {
-    const signature = hasOpenIncident ? signatureOf(alerts) : undefined;
+    const signature = (hasOpenIncident ? signatureOf(alerts) : undefined) ?? SEEN;
     this.#last.delete(groupKey);
-    if (signature === undefined) return;
     this.#last.set(groupKey, signature);
     if (this.#last.size > this.#limit) this.#last.delete(this.#last.keys().next().value!);
   }

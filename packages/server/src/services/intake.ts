@@ -18,8 +18,14 @@ import {
   type IncidentRow,
 } from '../repositories/incidents.ts';
 import { linkAlerts, linksInGroup, type IncidentAlertLink } from '../repositories/incident-alerts.ts';
-import { lockGroupForNotification, touchIfRepeat, type LockedGroup } from '../repositories/alert-groups.ts';
-import { RepeatHints } from './repeat-hints.ts';
+import {
+  lockGroupForNotification,
+  openIfNewGroup,
+  touchIfRepeat,
+  type LockedGroup,
+} from '../repositories/alert-groups.ts';
+import { GroupHints } from './group-hints.ts';
+import { RoutingCache } from './paging/policy-routing.ts';
 import { insertEvents, type NewIncidentEvent } from '../repositories/incident-events.ts';
 import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
@@ -67,7 +73,8 @@ export class IntakeService {
   readonly #batchRows: number;
   readonly #onIncidentOpened: () => void;
   readonly #absorbHeartbeats: (alerts: AlertState[]) => Promise<AlertState[]>;
-  readonly #repeats = new RepeatHints();
+  readonly #hints = new GroupHints();
+  readonly #routing = new RoutingCache();
 
   constructor(deps: {
     db: Database;
@@ -123,22 +130,71 @@ export class IntakeService {
 
   async #applyWithRetry(notification: AlertGroupNotification): Promise<IntakeResult> {
     const { groupKey, alerts } = notification;
-    // The steady state: the same firing group again. One call when the
-    // database can prove it is a repeat; otherwise (nothing changed) the full intake.
-    if (alerts.length <= this.#batchRows && this.#repeats.isRepeat(groupKey, alerts)) {
-      const now = this.#clock.now();
-      const incidentId = await touchIfRepeat(this.#db, groupKey, alerts, now, this.#staleBefore(now));
-      if (incidentId !== undefined) return { incident_id: incidentId, opened: false, resolved: false };
+    // The two commonest notifications in one call each, when the database
+    // can prove that is what they are; otherwise (nothing changed) the full intake.
+    if (alerts.length <= this.#batchRows) {
+      if (this.#hints.isRepeat(groupKey, alerts)) {
+        // The steady state: the same firing group again.
+        const now = this.#clock.now();
+        const incidentId = await touchIfRepeat(this.#db, groupKey, alerts, now, this.#staleBefore(now));
+        if (incidentId !== undefined) return { incident_id: incidentId, opened: false, resolved: false };
+      } else if (this.#hints.isUnseen(groupKey) && isNewGroupShaped(alerts)) {
+        // A group's first notification: it opens an incident.
+        const incidentId = await this.#openNewGroup(notification);
+        if (incidentId !== undefined) {
+          this.#hints.remember(groupKey, alerts, true);
+          return { incident_id: incidentId, opened: true, resolved: false };
+        }
+      }
     }
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await this.#db.transaction((tx) => this.#apply(tx, notification, this.#clock.now()));
-        this.#repeats.remember(groupKey, alerts, result.incident_id !== undefined);
+        this.#hints.remember(groupKey, alerts, result.incident_id !== undefined);
         return result;
       } catch (error) {
         if (!isUniqueViolation(error) || attempt >= MAX_ATTEMPTS) throw error;
       }
     }
+  }
+
+  /**
+   * Opens the incident of a group the database proves new, in one call
+   * (openIfNewGroup), routed with the cached policies; undefined when the
+   * group is not new, and nothing changed.
+   */
+  async #openNewGroup(notification: AlertGroupNotification): Promise<number | undefined> {
+    const { groupKey, alerts } = notification;
+    const labels = routingLabelsOf(notification);
+    const title = incidentTitle(notification);
+    const severity = severityAfter({ severity: null, severity_rank: 0 }, alerts);
+    // Twice at most: a policy edit between reading the policies and the call makes the call refuse.
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const routing = await this.#routing.route(this.#db, labels);
+      const now = this.#clock.now();
+      let outcome;
+      try {
+        outcome = await openIfNewGroup(
+          this.#db,
+          groupKey,
+          alerts,
+          { title, group_labels: notification.groupLabels, ...severity, routing: { ...routing, labels } },
+          now,
+          this.#staleBefore(now),
+        );
+      } catch (error) {
+        // Another group's notification stored one of these alerts first; the full intake handles that.
+        if (isUniqueViolation(error)) return undefined;
+        throw error;
+      }
+      if (outcome === 'not new') return undefined;
+      if (outcome === 'routing changed') {
+        this.#routing.forget();
+        continue;
+      }
+      return outcome.opened;
+    }
+    return undefined;
   }
 
   /** A firing alert last seen before this is presumed resolved (TERDUT_ALERT_STALE_AFTER). */
@@ -267,8 +323,8 @@ async function openForNewOccurrence(
     triggered_at: now,
     triggered_detail: title,
   });
-  // The decision to page commits with the incident. Routed on the group's and the common labels, as Alertmanager routes.
-  await startPaging(tx, incident, { ...notification.commonLabels, ...notification.groupLabels }, now);
+  // The decision to page commits with the incident.
+  await startPaging(tx, incident, routingLabelsOf(notification), now);
   return incident;
 }
 
@@ -440,15 +496,44 @@ async function raiseSeverity(
   incident: IncidentRow,
   joining: AlertRow[],
 ): Promise<IncidentRow> {
-  let best: { severity: string | null; severity_rank: number } = incident;
-  for (const row of joining) {
-    const severity = row.labels.severity;
+  const best = severityAfter(incident, joining);
+  if (best === incident || best.severity === null) return incident;
+  return updateIncident(tx, incident.id, { severity: best.severity, severity_rank: best.severity_rank });
+}
+
+interface Severity {
+  severity: string | null;
+  severity_rank: number;
+}
+
+/** An incident's severity after these alerts joined it, in order (`current` itself when none raises it). */
+function severityAfter(current: Severity, joining: Pick<AlertState, 'labels'>[]): Severity {
+  let best = current;
+  for (const alert of joining) {
+    const severity = alert.labels.severity;
     if (severity !== undefined && severity !== '' && raisesSeverity(best, severity)) {
       best = { severity, severity_rank: severityRank(severity) };
     }
   }
-  if (best === incident || best.severity === null) return incident;
-  return updateIncident(tx, incident.id, { severity: best.severity, severity_rank: best.severity_rank });
+  return best;
+}
+
+/** What a group's incident is routed on, as Alertmanager routes: its common and its group labels. */
+function routingLabelsOf(notification: AlertGroupNotification): Record<string, string> {
+  return { ...notification.commonLabels, ...notification.groupLabels };
+}
+
+/**
+ * Whether a notification can be a new group's first, as openIfNewGroup
+ * takes it: alerts, all firing, each fingerprint once (a resolved new alert
+ * or a repeated fingerprint takes the full intake's rules).
+ */
+function isNewGroupShaped(alerts: AlertState[]): boolean {
+  return (
+    alerts.length > 0 &&
+    alerts.every((alert) => alert.status === 'firing') &&
+    new Set(alerts.map((alert) => alert.fingerprint)).size === alerts.length
+  );
 }
 
 function alertLabel(row: AlertRow): string {
