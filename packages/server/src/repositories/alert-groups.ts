@@ -99,14 +99,20 @@ export async function touchIfRepeat(
   now: Date,
   staleBefore: Date,
 ): Promise<number | undefined> {
+  // Sorted by fingerprint as the function compares them (COLLATE "C", byte
+  // order). JavaScript's order is the same but for characters beyond
+  // U+FFFF, where a difference only makes the call decline (never a wrong answer).
+  const sorted = alerts.toSorted((a, b) =>
+    a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0,
+  );
   const result = await db.query<{ incident_id: number | null }>(
     'SELECT terdut_intake_repeat($1, $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6, $7) AS incident_id',
     [
       groupKey,
-      alerts.map((alert) => alert.fingerprint),
-      alerts.map((alert) => alert.starts_at.toISOString()),
-      alerts.map((alert) => alert.ends_at?.toISOString() ?? null),
-      alerts.map(alertContentDigest),
+      sorted.map((alert) => alert.fingerprint),
+      sorted.map((alert) => alert.starts_at.toISOString()),
+      sorted.map((alert) => alert.ends_at?.toISOString() ?? null),
+      sorted.map(alertContentDigest),
       now,
       staleBefore,
     ],
