@@ -114,6 +114,15 @@ export async function lockIncidentById(tx: Queryable, id: number): Promise<Incid
   return result.rows[0];
 }
 
+/** One incident, locked until the transaction ends; undefined when missing or another transaction holds it. */
+export async function lockIncidentUnlessHeld(tx: Queryable, id: number): Promise<IncidentRow | undefined> {
+  const result = await tx.query<IncidentRow>(
+    `${SELECT_INCIDENT} WHERE i.id = $1 FOR NO KEY UPDATE OF i SKIP LOCKED`,
+    [id],
+  );
+  return result.rows[0];
+}
+
 /** The columns a service may change. */
 export interface IncidentChanges {
   status?: IncidentStatus;

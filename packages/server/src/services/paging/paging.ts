@@ -15,7 +15,7 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
 import { ApiError, forbidden } from '../../errors.ts';
-import { findIncidentById, type IncidentRow } from '../../repositories/incidents.ts';
+import { findIncidentById, lockIncidentUnlessHeld, type IncidentRow } from '../../repositories/incidents.ts';
 import { listAlertsOfIncident } from '../../repositories/alerts.ts';
 import { insertEvents, type NewIncidentEvent } from '../../repositories/incident-events.ts';
 import {
@@ -173,6 +173,8 @@ export class PagingService {
         seen.add(incidentId);
         if (await this.#db.transaction((tx) => this.#escalateOne(tx, incidentId))) advanced += 1;
       }
+      // Nothing was behind these; what fell due meanwhile is the next pass's (a wake or the poll).
+      if (due.length < BATCH) return advanced;
     }
   }
 
@@ -186,6 +188,7 @@ export class PagingService {
       if (claimed.length === 0) return tried;
       tried += claimed.length;
       await Promise.all(claimed.map((delivery) => this.#send(delivery)));
+      if (claimed.length < BATCH) return tried;
     }
   }
 
@@ -277,14 +280,11 @@ export class PagingService {
   /** Reconciles one escalation with its incident's current state; true when it did something. */
   async #escalateOne(tx: Queryable, incidentId: number): Promise<boolean> {
     // The incident first (the hooks' lock order); another replica holding it is skipped.
-    const locked = await tx.query(`SELECT id FROM incidents WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`, [
-      incidentId,
-    ]);
-    if (locked.rows.length === 0) return false;
+    const incident = await lockIncidentUnlessHeld(tx, incidentId);
+    if (incident === undefined) return false;
     const escalation = await lockEscalation(tx, incidentId);
     const now = this.#clock.now();
     if (escalation === undefined || escalation.due_at === null || escalation.due_at > now) return false;
-    const incident = (await findIncidentById(tx, incidentId))!;
 
     if (incident.status !== 'triggered') {
       if (incident.status === 'acknowledged' && escalation.updates > 0 && incident.acknowledged_by !== null) {
@@ -324,26 +324,33 @@ export class PagingService {
     // A step that reached nobody makes the next one due at once: it fires in
     // the same transaction rather than in the next pass. Bounded, so one
     // escalation cannot hold its incident for long; the rest is due anyway.
+    // The escalation's new position and the timeline are written once, after the last step.
     let current: EscalationRow = { ...escalation, state: 'active', round, step, repeat };
+    const events: NewIncidentEvent[] = [];
     for (let fired = 1; ; fired++) {
-      const next = await this.#fireStep(tx, incident, current, now);
-      if (next.state !== 'active' || next.due_at > now || fired >= MAX_STEPS_PER_PASS) return true;
+      const next = await this.#fireStep(tx, incident, current, now, events);
+      if (next.state !== 'active' || next.due_at! > now || fired >= MAX_STEPS_PER_PASS) {
+        await updateEscalation(tx, incident.id, next, now);
+        await insertEvents(tx, events, now);
+        return true;
+      }
       current = { ...current, ...next };
     }
   }
 
-  /** Fires one step and schedules the next; returns the escalation's new position. */
+  /**
+   * Fires one step (its pages are stored at once) and says where the
+   * escalation goes next; its timeline entries are added to `events`.
+   */
   async #fireStep(
     tx: Queryable,
     incident: IncidentRow,
     escalation: EscalationRow,
     now: Date,
-  ): Promise<
-    { state: 'active'; round: number; step: number; repeat: number; due_at: Date } | { state: 'finished' }
-  > {
+    events: NewIncidentEvent[],
+  ): Promise<Pick<EscalationRow, 'state' | 'round' | 'step' | 'repeat' | 'due_at'>> {
     const { policy, round, step, repeat } = escalation;
     const current = policy.steps[step];
-    const events: NewIncidentEvent[] = [];
     const deliveries: NewDelivery[] = [];
     const reached: string[] = [];
     const skipped: string[] = [];
@@ -418,30 +425,20 @@ export class PagingService {
     }
     if (deliveries.length === 0 && folded.length === 0) delayMs = 0;
     if (finished) {
-      await updateEscalation(
-        tx,
-        incident.id,
-        { state: 'finished', round, step: nextStep, repeat, due_at: null },
-        now,
-      );
       events.push({
         incident_id: incident.id,
         type: 'escalation_finished',
         detail: `every step of "${policy.name}" has fired${policy.repeat > 0 ? ` ${policy.repeat + 1} times` : ''}; paging stops until someone unacknowledges or a snooze ends`,
       });
-      await insertEvents(tx, events, now);
-      return { state: 'finished' };
+      return { state: 'finished', round, step: nextStep, repeat, due_at: null };
     }
-    const next = {
-      state: 'active' as const,
+    return {
+      state: 'active',
       round,
       step: nextStep,
       repeat: nextRepeat,
       due_at: new Date(now.getTime() + delayMs),
     };
-    await updateEscalation(tx, incident.id, next, now);
-    await insertEvents(tx, events, now);
-    return next;
   }
 
   /** The maintenance window in force now whose matchers match these labels (the one ending last). */
