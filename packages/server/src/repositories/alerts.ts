@@ -226,11 +226,16 @@ export async function setAlertsArchivedForIncident(
 /**
  * Deletes resolved alerts that belong to no incident any more and were last
  * seen before `cutoff`. Returns how many.
+ *
+ * `incident_id IS NULL` changes nothing and lets the partial index
+ * alerts_resolved_unlinked find them (migration 0970): an alert without links
+ * never had an incident, or its newest incident, and so all of them, were
+ * deleted, and deleting an incident sets incident_id to NULL.
  */
 export async function deleteUnreferencedAlerts(db: Queryable, cutoff: Date): Promise<number> {
   const result = await db.query(
     `DELETE FROM alerts a
-      WHERE a.status = 'resolved' AND a.last_seen_at < $1
+      WHERE a.status = 'resolved' AND a.incident_id IS NULL AND a.last_seen_at < $1
         AND NOT EXISTS (SELECT 1 FROM incident_alerts ia WHERE ia.alert_id = a.id)`,
     [cutoff],
   );

@@ -31,7 +31,7 @@ export interface AlertCountsRow {
  * resolved even if the staleness sweep has not marked it yet: that is what the
  * server says about it everywhere else (resolution_source `expiry`). Which
  * alerts are firing depends on the moment asked, so those are counted live
- * (the partial index `alerts_stale_candidates` holds only firing alerts);
+ * (the partial index `alerts_firing_group` holds only firing alerts);
  * the total comes from the rollup.
  */
 export async function countAlerts(db: Queryable, staleBefore: Date): Promise<AlertCountsRow> {
