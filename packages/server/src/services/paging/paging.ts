@@ -72,6 +72,8 @@ import { matchesAll, parseMatcher } from './matchers.ts';
 /** How long a claimed message belongs to the replica sending it (sends time out after 10 s). */
 const LEASE_MS = 60_000;
 const BATCH = 25;
+/** Escalations one pass works on at once (PostgreSQL; each holds a pooled connection meanwhile). */
+const PARALLEL_ESCALATIONS = 3;
 /** Steps one escalation may fire in one transaction (each reached nobody, so the next was due at once). */
 const MAX_STEPS_PER_PASS = 20;
 const BACKOFF_BASE_MS = 5_000;
@@ -100,6 +102,7 @@ export class PagingService {
   readonly #incidents: IncidentService;
   readonly #providers: Providers;
   readonly #onCall: OnCallLookupFor;
+  readonly #parallelEscalations: number;
   #capabilityKey: Promise<string> | undefined;
   #waking: Promise<void> | undefined;
   #wakeAgain = false;
@@ -122,6 +125,8 @@ export class PagingService {
     this.#incidents = deps.incidents;
     this.#providers = deps.providers;
     this.#onCall = deps.onCall;
+    // PGlite is one connection: its transactions take turns anyway.
+    this.#parallelEscalations = deps.db.kind === 'pglite' ? 1 : PARALLEL_ESCALATIONS;
   }
 
   /**
@@ -169,10 +174,15 @@ export class PagingService {
       // Those seen are skipped in SQL, so rows another replica holds never hide the ones behind them.
       const due = await dueEscalations(this.#db, this.#clock.now(), [...seen], BATCH);
       if (due.length === 0) return advanced;
-      for (const incidentId of due) {
-        seen.add(incidentId);
-        if (await this.#db.transaction((tx) => this.#escalateOne(tx, incidentId))) advanced += 1;
-      }
+      for (const incidentId of due) seen.add(incidentId);
+      // Several at once on PostgreSQL: each is a transaction of round trips,
+      // and one after the other they fell behind an alert storm's new
+      // incidents. Each locks its own incident (and the people it pages, one
+      // at a time), as passes on several replicas always have.
+      const results = await eachAtMost(this.#parallelEscalations, due, (incidentId) =>
+        this.#db.transaction((tx) => this.#escalateOne(tx, incidentId)),
+      );
+      advanced += results.filter(Boolean).length;
       // Nothing was behind these; what fell due meanwhile is the next pass's (a wake or the poll).
       if (due.length < BATCH) return advanced;
     }
@@ -836,4 +846,22 @@ function describeDelivery(delivery: PageDeliveryRow): string {
   if (delivery.purpose === 'update') return `${via}, update for the acknowledger`;
   if (delivery.purpose === 'summary') return `${via}, storm summary`;
   return `${via}, step ${delivery.step + 1}${delivery.repeat > 0 ? ` (repeat ${delivery.repeat})` : ''}`;
+}
+
+/** Runs `work` on every item, at most `limit` at a time; the results in the items' order. */
+async function eachAtMost<T, R>(
+  limit: number,
+  items: readonly T[],
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
