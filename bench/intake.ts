@@ -48,9 +48,21 @@ interface Cost {
   databaseCpuMs: number;
 }
 
+/**
+ * Paging after a scenario: new incidents' escalations still due when the
+ * senders stopped (the paging pass runs beside the intake and can fall
+ * behind it), and how long until none was. PostgreSQL only: PGlite's
+ * database cannot be read from outside the server.
+ */
+interface PagingBacklog {
+  dueAtEnd: number;
+  caughtUpMs: number;
+}
+
 interface ServerResults {
   measured: Map<string, Measured>;
   cost: Map<string, Cost>;
+  backlog: Map<string, PagingBacklog>;
   /** The server's RSS after start-up and warm-up, and at the end of the run (MiB). */
   rssIdleMiB: number;
   rssEndMiB: number;
@@ -68,13 +80,23 @@ async function benchServer(name: string, storage: BenchStorage): Promise<ServerR
   // PGlite runs inside the server process: its CPU is the server's.
   const backends =
     storage.kind === 'postgres' ? new BackendCpu(new URL(storage.url).pathname.slice(1)) : undefined;
-  const results: ServerResults = { measured: new Map(), cost: new Map(), rssIdleMiB: 0, rssEndMiB: 0 };
+  const results: ServerResults = {
+    measured: new Map(),
+    cost: new Map(),
+    backlog: new Map(),
+    rssIdleMiB: 0,
+    rssEndMiB: 0,
+  };
+  const database = storage.kind === 'postgres' ? new pg.Client({ connectionString: storage.url }) : undefined;
+  await database?.connect();
   try {
     await warmUpServer(send);
     results.rssIdleMiB = memoryOf(server.pid).rssMiB;
     for (const scenario of SCENARIOS) {
       const before = { sent, server: cpuMsOf(server.pid), database: backends?.totalMs() ?? 0 };
       const { measured } = await runScenario(scenario, send);
+      // The CPU below includes paging the scenario's incidents, even what it did after the senders stopped.
+      if (database !== undefined) results.backlog.set(scenario.label, await waitForPaging(database));
       const notifications = sent - before.sent;
       results.measured.set(scenario.label, measured);
       results.cost.set(scenario.label, {
@@ -85,9 +107,22 @@ async function benchServer(name: string, storage: BenchStorage): Promise<ServerR
     }
     results.rssEndMiB = memoryOf(server.pid).rssMiB;
   } finally {
+    await database?.end();
     await server.stop();
   }
   return results;
+}
+
+async function waitForPaging(database: pg.Client): Promise<PagingBacklog> {
+  const started = performance.now();
+  const due = async () =>
+    (await database.query<{ n: number }>('SELECT count(*)::int AS n FROM escalations WHERE due_at <= now()'))
+      .rows[0]!.n;
+  const dueAtEnd = await due();
+  while ((await due()) > 0 && performance.now() - started < 120_000) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { dueAtEnd, caughtUpMs: performance.now() - started };
 }
 
 const RAW_TABLE = `
@@ -260,6 +295,15 @@ async function main(): Promise<void> {
       ],
       rows,
     );
+    console.log(
+      '\npaging on PostgreSQL, when the senders stopped (escalations of new incidents still due, and how long until none was):',
+    );
+    for (const [label, backlog] of onPostgres.backlog) {
+      if (backlog.dueAtEnd === 0) continue;
+      console.log(
+        `  ${label}: ${backlog.dueAtEnd} still due, caught up ${formatMs(backlog.caughtUpMs)} later`,
+      );
+    }
     printTargets(onPostgres.measured, rawPostgres.alertsPerSecond);
     console.log(
       `\nserver RSS: PGlite ${onPglite.rssIdleMiB.toFixed(0)} MiB after warm-up, ${onPglite.rssEndMiB.toFixed(0)} MiB at the end; ` +
