@@ -33,6 +33,17 @@ export interface OpenedIncident {
 
 let groups = 0;
 
+/** Posts a notification to the Alertmanager webhook as `as`; fails the test unless it answered 200. */
+export async function postNotification(
+  server: Pick<TestApp, 'request'>,
+  as: TestUser | string,
+  payload: WebhookPayloadJson,
+): Promise<{ incident_id?: number }> {
+  const answer = await server.request({ method: 'POST', url: '/api/webhook/alertmanager', payload, as });
+  assert.equal(answer.status, 200, `the webhook refused the notification: ${JSON.stringify(answer.body)}`);
+  return answer.body as { incident_id?: number };
+}
+
 /** Posts one firing alert as `as` (any signed-in key may post) and fails the test unless it opened an incident. */
 export async function openIncident(
   server: Pick<TestApp, 'request'>,
@@ -43,12 +54,11 @@ export async function openIncident(
   const { groupKey = `test-incident-${process.pid}-${groups}`, ...alertSpec } = spec;
   const alert = firingAlert(alertSpec);
   const payload = notification({ groupKey, alerts: [alert] });
-  const answer = await server.request({ method: 'POST', url: '/api/webhook/alertmanager', payload, as });
-  assert.equal(answer.status, 200, `the webhook refused the alert: ${JSON.stringify(answer.body)}`);
-  const id = answer.body.incident_id as number | undefined;
+  const answer = await postNotification(server, as, payload);
+  const id = answer.incident_id;
   assert.ok(
     id !== undefined,
-    `no incident opened (a heartbeat or a resolved group?): ${JSON.stringify(answer.body)}`,
+    `no incident opened (a heartbeat or a resolved group?): ${JSON.stringify(answer)}`,
   );
   const read = await server.request({ method: 'GET', url: `/api/incidents/${id}`, as });
   assert.equal(read.status, 200, JSON.stringify(read.body));

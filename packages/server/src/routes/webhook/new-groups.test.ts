@@ -10,6 +10,8 @@ import {
   firingAlert,
   resolvedAlert,
   notification,
+  postNotification,
+  type WebhookPayloadJson,
 } from '@terdut/test-support';
 
 // A group's first notification opens its incident in one call when the
@@ -37,16 +39,7 @@ forEachDatabase('webhook: a new group opens its incident as the full intake woul
     await first.close();
   });
 
-  const post = async (replica: TestApp, payload: object) => {
-    const response = await replica.request({
-      method: 'POST',
-      url: '/api/webhook/alertmanager',
-      payload,
-      as: user,
-    });
-    assert.equal(response.status, 200, JSON.stringify(response.body));
-    return response.body as { incident_id?: number };
-  };
+  const post = (replica: TestApp, payload: WebhookPayloadJson) => postNotification(replica, user, payload);
   const get = async (url: string) => (await first.request({ method: 'GET', url, as: user })).body;
   const escalationOf = async (incidentId: number) =>
     (

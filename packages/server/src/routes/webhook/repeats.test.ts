@@ -9,6 +9,8 @@ import {
   type TestUser,
   firingAlert,
   notification,
+  postNotification,
+  type WebhookPayloadJson,
 } from '@terdut/test-support';
 
 // A repeat (the same firing group again, Alertmanager's steady state) is
@@ -34,16 +36,7 @@ forEachDatabase('webhook: a repeat changes only "last seen", whatever changed si
     await first.close();
   });
 
-  const post = async (replica: TestApp, payload: object) => {
-    const response = await replica.request({
-      method: 'POST',
-      url: '/api/webhook/alertmanager',
-      payload,
-      as: user,
-    });
-    assert.equal(response.status, 200, JSON.stringify(response.body));
-    return response.body as { incident_id?: number };
-  };
+  const post = (replica: TestApp, payload: WebhookPayloadJson) => postNotification(replica, user, payload);
   const get = async (url: string) => (await first.request({ method: 'GET', url, as: user })).body;
   const incident = (id: number) => get(`/api/incidents/${id}`);
   const eventTypes = async (id: number) =>
