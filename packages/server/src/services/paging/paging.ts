@@ -179,8 +179,9 @@ export class PagingService {
       // and one after the other they fell behind an alert storm's new
       // incidents. Each locks its own incident (and the people it pages, one
       // at a time), as passes on several replicas always have.
+      const reads = new SharedReads();
       const results = await eachAtMost(this.#parallelEscalations, due, (incidentId) =>
-        this.#db.transaction((tx) => this.#escalateOne(tx, incidentId)),
+        this.#db.transaction((tx) => this.#escalateOne(tx, incidentId, reads)),
       );
       advanced += results.filter(Boolean).length;
       // Nothing was behind these; what fell due meanwhile is the next pass's (a wake or the poll).
@@ -288,7 +289,7 @@ export class PagingService {
   // ---- escalation ------------------------------------------------------
 
   /** Reconciles one escalation with its incident's current state; true when it did something. */
-  async #escalateOne(tx: Queryable, incidentId: number): Promise<boolean> {
+  async #escalateOne(tx: Queryable, incidentId: number, reads: SharedReads): Promise<boolean> {
     // The incident first (the hooks' lock order); another replica holding it is skipped.
     const incident = await lockIncidentUnlessHeld(tx, incidentId);
     if (incident === undefined) return false;
@@ -307,7 +308,7 @@ export class PagingService {
       await updateEscalation(tx, incidentId, { state: 'paused', due_at: incident.snoozed_until }, now);
       return true;
     }
-    const window = await this.#maintenanceWindowFor(tx, escalation.labels, now);
+    const window = await this.#maintenanceWindowFor(tx, escalation.labels, now, reads);
     if (window !== undefined) {
       await updateEscalation(tx, incidentId, { state: 'paused', due_at: window.ends_at }, now);
       await cancelPendingPages(tx, incidentId);
@@ -338,7 +339,7 @@ export class PagingService {
     let current: EscalationRow = { ...escalation, state: 'active', round, step, repeat };
     const events: NewIncidentEvent[] = [];
     for (let fired = 1; ; fired++) {
-      const next = await this.#fireStep(tx, incident, current, now, events);
+      const next = await this.#fireStep(tx, incident, current, now, events, reads);
       if (next.state !== 'active' || next.due_at! > now || fired >= MAX_STEPS_PER_PASS) {
         await updateEscalation(tx, incident.id, next, now);
         await insertEvents(tx, events, now);
@@ -358,6 +359,7 @@ export class PagingService {
     escalation: EscalationRow,
     now: Date,
     events: NewIncidentEvent[],
+    reads: SharedReads,
   ): Promise<Pick<EscalationRow, 'state' | 'round' | 'step' | 'repeat' | 'due_at'>> {
     const { policy, round, step, repeat } = escalation;
     const current = policy.steps[step];
@@ -366,9 +368,10 @@ export class PagingService {
     const skipped: string[] = [];
     const folded: string[] = [];
     if (current !== undefined) {
-      const people = await findPageablePeople(tx, await this.#targets(tx, current.targets, now));
+      const ids = await this.#targets(tx, current.targets, now, reads);
+      const people = await reads.once(`people:${ids.join(',')}`, () => findPageablePeople(tx, ids));
       for (const person of people) {
-        const contacts = await this.#contactsOf(tx, person);
+        const contacts = await reads.once(`contacts:${person.id}`, () => this.#contactsOf(tx, person));
         if (contacts.length === 0) {
           skipped.push(person.username);
           continue;
@@ -456,10 +459,10 @@ export class PagingService {
     tx: Queryable,
     labels: Record<string, string>,
     now: Date,
+    reads: SharedReads,
   ): Promise<MaintenanceWindowRow | undefined> {
-    const matching = (await activeWindows(tx, now)).filter((window) =>
-      matchesAll(window.matchers.map(parseMatcher), labels),
-    );
+    const active = await reads.once('maintenance windows', () => activeWindows(tx, now));
+    const matching = active.filter((window) => matchesAll(window.matchers.map(parseMatcher), labels));
     return matching.at(-1);
   }
 
@@ -528,11 +531,20 @@ export class PagingService {
   }
 
   /** The people a step's targets name, in order, without repeats. */
-  async #targets(tx: Queryable, targets: readonly PolicyTarget[], now: Date): Promise<number[]> {
+  async #targets(
+    tx: Queryable,
+    targets: readonly PolicyTarget[],
+    now: Date,
+    reads: SharedReads,
+  ): Promise<number[]> {
     const ids: number[] = [];
     for (const target of targets) {
-      if (target.type === 'on_call') ids.push(...(await this.#onCallIn(tx, target.schedule_id, now)));
-      else if (target.type === 'admins') ids.push(...(await listAdminIds(tx)));
+      if (target.type === 'on_call') {
+        const schedule = target.schedule_id;
+        ids.push(
+          ...(await reads.once(`on call:${schedule ?? 'default'}`, () => this.#onCallIn(tx, schedule, now))),
+        );
+      } else if (target.type === 'admins') ids.push(...(await reads.once('admins', () => listAdminIds(tx))));
       else ids.push(target.user_id);
     }
     return [...new Set(ids)];
@@ -848,13 +860,36 @@ function describeDelivery(delivery: PageDeliveryRow): string {
   return `${via}, step ${delivery.step + 1}${delivery.repeat > 0 ? ` (repeat ${delivery.repeat})` : ''}`;
 }
 
+/**
+ * What the escalations of one batch read that does not depend on their
+ * incident (maintenance windows, who is on call, the admins, people and
+ * their contact methods): read once, by the first transaction that needs
+ * it, and shared, as one moment of the pass. None of it is what these
+ * transactions write, so sharing a read never hides a write of one's own.
+ * The next batch reads again.
+ */
+class SharedReads {
+  readonly #reads = new Map<string, Promise<unknown>>();
+
+  once<T>(key: string, read: () => Promise<T>): Promise<T> {
+    let promise = this.#reads.get(key) as Promise<T> | undefined;
+    if (promise === undefined) {
+      promise = read();
+      this.#reads.set(key, promise);
+      // A failed read is not kept: the next escalation of the batch tries again.
+      promise.catch(() => this.#reads.delete(key));
+    }
+    return promise;
+  }
+}
+
 /** Runs `work` on every item, at most `limit` at a time; the results in the items' order. */
 async function eachAtMost<T, R>(
   limit: number,
   items: readonly T[],
   work: (item: T) => Promise<R>,
 ): Promise<R[]> {
-  const results: R[] = new Array(items.length);
+  const results = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) {
