@@ -115,11 +115,11 @@ async function benchServer(name: string, storage: BenchStorage): Promise<ServerR
 
 async function waitForPaging(database: pg.Client): Promise<PagingBacklog> {
   const started = performance.now();
-  const due = async () =>
+  const countDue = async () =>
     (await database.query<{ n: number }>('SELECT count(*)::int AS n FROM escalations WHERE due_at <= now()'))
       .rows[0]!.n;
-  const dueAtEnd = await due();
-  while ((await due()) > 0 && performance.now() - started < 120_000) {
+  const dueAtEnd = await countDue();
+  for (let due = dueAtEnd; due > 0 && performance.now() - started < 120_000; due = await countDue()) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { dueAtEnd, caughtUpMs: performance.now() - started };

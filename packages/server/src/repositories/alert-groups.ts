@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import { alertContentDigest, type AlertState } from '../domain/alerts.ts';
-import type { AlertRow } from './alerts.ts';
+import { alertRecord, type AlertRow } from './alerts.ts';
 import type { IncidentRow } from './incidents.ts';
 import type { IncidentAlertLink } from './incident-alerts.ts';
 import type { PolicyDefinition } from './escalation-policies.ts';
@@ -152,12 +152,7 @@ export async function openIfNewGroup(
   now: Date,
   staleBefore: Date,
 ): Promise<{ opened: number } | 'not new' | 'routing changed'> {
-  const records = alerts.map((alert) => ({
-    ...alert,
-    starts_at: alert.starts_at.toISOString(),
-    ends_at: alert.ends_at?.toISOString() ?? null,
-    content_digest: alertContentDigest(alert),
-  }));
+  const records = alerts.map(alertRecord);
   const result = await db.query<{ incident_id: number | null; routing_current: boolean }>(
     `SELECT incident_id, routing_current
        FROM terdut_intake_open($1, $2::text[], $3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12, $13)`,

@@ -43,6 +43,16 @@ export async function lockAlertsByFingerprint(db: Queryable, fingerprints: strin
   return result.rows;
 }
 
+/** An alert as the JSON records the inserting statements read (jsonb_to_recordset), with its content digest. */
+export function alertRecord(alert: AlertState) {
+  return {
+    ...alert,
+    starts_at: alert.starts_at.toISOString(),
+    ends_at: alert.ends_at?.toISOString() ?? null,
+    content_digest: alertContentDigest(alert),
+  };
+}
+
 /**
  * Inserts alerts first seen now, in one statement. Fingerprints another
  * transaction inserted meanwhile are skipped (not returned); the caller locks
@@ -50,12 +60,7 @@ export async function lockAlertsByFingerprint(db: Queryable, fingerprints: strin
  */
 export async function insertAlerts(db: Queryable, alerts: AlertState[], now: Date): Promise<AlertRow[]> {
   if (alerts.length === 0) return [];
-  const records = alerts.map((alert) => ({
-    ...alert,
-    starts_at: alert.starts_at.toISOString(),
-    ends_at: alert.ends_at?.toISOString() ?? null,
-    content_digest: alertContentDigest(alert),
-  }));
+  const records = alerts.map(alertRecord);
   const result = await db.query<AlertRow>(
     `INSERT INTO alerts (fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at,
                          generator_url, resolution_source, received_at, last_seen_at, content_digest)
