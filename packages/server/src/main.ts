@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { openConfiguredDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
+import { embeddedMaintenanceJob } from './db/embedded-maintenance.ts';
 import { buildApp, LOG_OPTIONS } from './app.ts';
 import { startBackgroundJobs } from './background-jobs.ts';
 import { incidentBackgroundJobs } from './services/incident-jobs.ts';
@@ -91,9 +92,13 @@ async function serve(config: Config): Promise<number> {
   logger.info({ database: description, applied_migrations: applied }, 'database ready');
   const app = await buildApp({ db, config, logger, processMetrics: true, wakePaging: true });
   // Staleness sweep, retention prune, paging, heartbeats and handoff notices; safe on every replica
-  // (they claim work in the database).
+  // (they claim work in the database). On the embedded database, also what autovacuum would do.
   const jobs = startBackgroundJobs(
-    [...incidentBackgroundJobs(app.services), ...pagingBackgroundJobs(app.services, config.paging)],
+    [
+      ...incidentBackgroundJobs(app.services),
+      ...pagingBackgroundJobs(app.services, config.paging),
+      ...embeddedMaintenanceJob(db),
+    ],
     logger,
   );
   if (config.publicUrl === undefined) {
