@@ -36,7 +36,7 @@ export async function prepareStorage(storage: BenchStorage): Promise<{ adminId: 
  * start`; bench/README.md "Memory" says why), so benchmarks measure what
  * runs in production.
  */
-export const SERVER_NODE_FLAGS = '--max-semi-space-size=8';
+export const SERVER_NODE_FLAGS = '--max-semi-space-size=8 --max-old-space-size=1024';
 
 /** The allocator setting the image ships with (Dockerfile; bench/README.md "Memory"). */
 export const SERVER_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
