@@ -94,8 +94,9 @@ STOPSIGNAL SIGTERM
 # about 130 MiB lower for the same work. An old generation of at most 1 GiB:
 # V8 then grows the heap by smaller steps past what is live (it keeps every
 # page it ever used resident), which kept RSS under sustained intake at
-# 164-168 MiB instead of 255 MiB; 32 notifications of 7.4 MiB at once peaked
-# at 599 MiB of heap (bench/README.md, "Memory").
+# 164-168 MiB instead of 255 MiB. The webhook reads at most 64 MiB of
+# notifications at once (the rest wait unread), so 64 of the largest posted
+# at once peaked at 239 MiB of heap (bench/README.md, "Memory").
 ENTRYPOINT ["node", "--max-semi-space-size=8", "--max-old-space-size=1024", "packages/server/src/main.ts"]
 CMD ["serve"]
 

@@ -6,15 +6,30 @@ import type { Metrics } from '../../metrics.ts';
 import { parseNotification } from '../../alertmanager/parse.ts';
 import { ApiError } from '../../errors.ts';
 import { access } from '../../http/route-auth.ts';
+import { BodyBudget, limitBodiesInFlight } from '../../http/body-budget.ts';
+
+/**
+ * Notification bytes read at once. A notification takes about 2.5 times its
+ * size in heap while it is parsed and written: 64 MiB of bodies is about
+ * 160 MiB of a heap capped at 1 GiB, and eight of the largest (8 MiB)
+ * notifications at a time; the rest wait their turn unread.
+ */
+const WEBHOOK_BODY_BUDGET_BYTES = 64 * 1024 * 1024;
 
 /**
  * `POST /api/webhook/alertmanager`: Alertmanager's webhook v4. 200 only after
  * commit; 400 for payloads we cannot use; 5xx (which Alertmanager retries)
  * only for server faults.
  */
-export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
+export function webhookRoutes(
+  intake: IntakeService,
+  metrics: Metrics,
+  bodyBudget = new BodyBudget(WEBHOOK_BODY_BUDGET_BYTES),
+) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
+    // Route-level, so it runs after authentication (an application hook).
+    app.addHook('onRequest', limitBodiesInFlight(bodyBudget));
     // The one place a refused payload is counted: a schema failure, or the adapter's 400.
     app.addHook('onError', async (_request, _reply, error: FastifyError | ApiError) => {
       const refused = error instanceof ApiError ? error.status === 400 : error.validation !== undefined;
