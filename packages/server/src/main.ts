@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { openConfiguredDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
-import { embeddedMaintenanceJob } from './db/embedded-maintenance.ts';
+import { embeddedDatabaseJobs } from './db/embedded-maintenance.ts';
 import { buildApp, LOG_OPTIONS } from './app.ts';
 import { startBackgroundJobs } from './background-jobs.ts';
 import { incidentBackgroundJobs } from './services/incident-jobs.ts';
@@ -97,7 +97,7 @@ async function serve(config: Config): Promise<number> {
     [
       ...incidentBackgroundJobs(app.services),
       ...pagingBackgroundJobs(app.services, config.paging),
-      ...embeddedMaintenanceJob(db),
+      ...embeddedDatabaseJobs(db),
     ],
     logger,
   );

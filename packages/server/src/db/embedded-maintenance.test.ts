@@ -5,7 +5,7 @@ import { startTestApp, type TestApp, type TestUser } from '../../../../test/supp
 import { postNotification } from '../../../../test/support/incidents.ts';
 import { notificationOfSize } from '../../../../test/support/alertmanager-payloads.ts';
 import type { Database } from './database.ts';
-import { embeddedMaintenanceJob, maintainTables } from './embedded-maintenance.ts';
+import { embeddedDatabaseJobs, maintainTables } from './embedded-maintenance.ts';
 
 /** What the planner believes of a table: its row count as of the last VACUUM or ANALYZE (-1: never). */
 async function plannerRowCount(db: Database, table: string): Promise<number> {
@@ -85,14 +85,14 @@ describe('the embedded database is vacuumed and analysed as autovacuum would (PG
 test('on PostgreSQL the server runs no maintenance job: autovacuum does it', async () => {
   const postgres = await createTestPostgres();
   try {
-    assert.deepEqual(embeddedMaintenanceJob(postgres.db), []);
+    assert.deepEqual(embeddedDatabaseJobs(postgres.db), []);
   } finally {
     await postgres.drop();
   }
   const pglite = await createTestPglite();
   try {
     assert.deepEqual(
-      embeddedMaintenanceJob(pglite).map((job) => job.name),
+      embeddedDatabaseJobs(pglite).map((job) => job.name),
       ['embedded-maintenance'],
     );
   } finally {

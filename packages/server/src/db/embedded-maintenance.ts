@@ -38,7 +38,7 @@ export interface MaintenancePass {
  * holds up requests while it runs; the thresholds keep that rare and small
  * (a table is analysed after a tenth of it changed).
  */
-export function embeddedMaintenanceJob(db: Database): BackgroundJob[] {
+export function embeddedDatabaseJobs(db: Database): BackgroundJob[] {
   if (db.kind !== 'pglite') return [];
   return [
     { name: 'embedded-maintenance', intervalMs: MAINTENANCE_INTERVAL_MS, run: () => maintainTables(db) },

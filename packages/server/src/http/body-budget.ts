@@ -96,7 +96,7 @@ function abandoned(signal: AbortSignal | undefined): Error {
  */
 export function limitBodiesInFlight(budget: BodyBudget): onRequestAsyncHookHandler {
   return async (request, reply) => {
-    const bodyLimit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
+    const { bodyLimit } = request.routeOptions;
     const declared = Number(request.headers['content-length']);
     const bytes = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit;
     if (bytes < SMALL_BODY_BYTES) return;

@@ -21,15 +21,11 @@ const WEBHOOK_BODY_BUDGET_BYTES = 64 * 1024 * 1024;
  * commit; 400 for payloads we cannot use; 5xx (which Alertmanager retries)
  * only for server faults.
  */
-export function webhookRoutes(
-  intake: IntakeService,
-  metrics: Metrics,
-  bodyBudget = new BodyBudget(WEBHOOK_BODY_BUDGET_BYTES),
-) {
+export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     // Route-level, so it runs after authentication (an application hook).
-    app.addHook('onRequest', limitBodiesInFlight(bodyBudget));
+    app.addHook('onRequest', limitBodiesInFlight(new BodyBudget(WEBHOOK_BODY_BUDGET_BYTES)));
     // The one place a refused payload is counted: a schema failure, or the adapter's 400.
     app.addHook('onError', async (_request, _reply, error: FastifyError | ApiError) => {
       const refused = error instanceof ApiError ? error.status === 400 : error.validation !== undefined;
