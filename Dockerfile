@@ -35,15 +35,14 @@ COPY --from=manifests /out/ ./
 RUN npm ci --omit=dev --workspace @terdut/operator --ignore-scripts --no-audit --no-fund \
  && rm -rf /root/.npm
 
-# --- the source, built: the web app's static assets when the repository has
-# --- a `build:web` script (it needs the dev dependencies, so only then), then
-# --- tests and dependencies removed.
+# --- the source, built: the web app's static assets and the server's
+# --- JavaScript (`npm run build`; both need the dev dependencies: esbuild,
+# --- TypeScript), then tests and dependencies removed.
 FROM ${BASE} AS build
 WORKDIR /src
 COPY . .
-RUN if node -e "process.exit(require('./package.json').scripts?.['build:web'] ? 0 : 1)"; then \
-      npm ci --ignore-scripts --no-audit --no-fund && npm run build:web --if-present; \
-    fi \
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && npm run build \
  && rm -rf node_modules packages/*/node_modules /root/.npm \
  && find packages -name '*.test.ts' -delete
 
@@ -62,10 +61,12 @@ WORKDIR /app
 COPY --from=deps-server /app /app
 COPY --from=build /src/package.json /app/package.json
 COPY --from=build /src/packages /app/packages
-# `terdut-server` on PATH, for `kubectl exec … -- terdut-server admin recover`.
-RUN rm -rf /app/packages/operator \
- && printf '#!/bin/sh\nexec node --max-semi-space-size=8 --max-old-space-size=1024 /app/packages/server/src/main.ts "$@"\n' >/usr/local/bin/terdut-server \
- && chmod 0755 /usr/local/bin/terdut-server \
+# The server runs as built (packages/server/dist, packages/contract/dist),
+# through packages/server/bin/terdut-server, which holds its Node flags; the
+# TypeScript sources stay out. `terdut-server` on PATH, for `kubectl exec …
+# -- terdut-server admin recover`.
+RUN rm -rf /app/packages/operator /app/packages/server/src /app/packages/contract/src /app/packages/web/src \
+ && ln -s /app/packages/server/bin/terdut-server /usr/local/bin/terdut-server \
  && mkdir -p /var/lib/terdut \
  && chown 10001:10001 /var/lib/terdut
 # The root file system may be read-only. The embedded database (PGlite) lives
@@ -89,15 +90,9 @@ USER 10001:10001
 EXPOSE 8080
 # The server finishes requests in flight and closes the database on SIGTERM, then exits 0.
 STOPSIGNAL SIGTERM
-# A young generation of at most 2 × 8 MiB instead of V8's default for this
-# much RAM (2 × 32 MiB): under sustained intake it keeps the server's RSS
-# about 130 MiB lower for the same work. An old generation of at most 1 GiB:
-# V8 then grows the heap by smaller steps past what is live (it keeps every
-# page it ever used resident), which kept RSS under sustained intake at
-# 164-168 MiB instead of 255 MiB. The webhook reads at most 64 MiB of
-# notifications at once (the rest wait unread), so 64 of the largest posted
-# at once peaked at 239 MiB of heap (bench/README.md, "Memory").
-ENTRYPOINT ["node", "--max-semi-space-size=8", "--max-old-space-size=1024", "packages/server/src/main.ts"]
+# The Node flags (heap limits, the built contract) are in
+# packages/server/bin/terdut-server, with why; TERDUT_NODE_FLAGS adds to them.
+ENTRYPOINT ["/app/packages/server/bin/terdut-server"]
 CMD ["serve"]
 
 # --- terdut-operator

@@ -20,7 +20,8 @@
  * directory: the server writes a V8 heap snapshot there when idle at the
  * start and at the end, to compare retained sizes by constructor in Chrome
  * DevTools), BENCH_SOAK_SERVER_ENV (extra environment for the server, a JSON
- * object, e.g. '{"NODE_OPTIONS":"--max-semi-space-size=4"}'),
+ * object, e.g. '{"TERDUT_NODE_FLAGS":"--max-semi-space-size=4"}': flags there
+ * come after the shipped ones and win),
  * TERDUT_BENCH_DATABASE_URL as for bench:intake.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';

@@ -1,12 +1,15 @@
 /**
- * A terdut-server for benchmarks: the real CLI (`main.ts serve`) in a child
+ * A terdut-server for benchmarks: the real CLI as shipped (`bin/terdut-server
+ * serve`, the built JavaScript) in a child
  * process of its own, listening on loopback, so the load generator and the
  * server do not share an event loop. Started the one way tests start servers
  * (test/support/server-process.ts); its database is prepared beforehand
  * (migrations, one admin with an API key) directly through the repositories.
  */
+import { fileURLToPath } from 'node:url';
 import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/database.ts';
 import { migrate } from '../../packages/server/src/db/migrate.ts';
+import { buildServer } from '../../packages/server/build.ts';
 import { ChildProcessGroup } from '../../test/peers/child-processes.ts';
 import { startServerProcess as startServer } from '../../test/support/server-process.ts';
 import { insertUserWithKey } from '../../test/support/users.ts';
@@ -32,11 +35,12 @@ export async function prepareStorage(storage: BenchStorage): Promise<{ adminId: 
 }
 
 /**
- * The V8 flags terdut-server ships with (the image's entrypoint and `npm
- * start`; bench/README.md "Memory" says why), so benchmarks measure what
- * runs in production.
+ * terdut-server as the image and `npm start` run it: the built JavaScript,
+ * with the V8 flags in this script (bench/README.md "Memory" says why), so
+ * benchmarks measure what runs in production. Flags to compare go in the
+ * server's TERDUT_NODE_FLAGS, which come after the shipped ones and win.
  */
-export const SERVER_NODE_FLAGS = '--max-semi-space-size=8 --max-old-space-size=1024';
+export const SERVER_BIN = fileURLToPath(new URL('../../packages/server/bin/terdut-server', import.meta.url));
 
 /** The allocator setting the image ships with (Dockerfile; bench/README.md "Memory"). */
 export const SERVER_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
@@ -50,25 +54,22 @@ export interface RunningServer {
 
 /**
  * Starts `terdut-server serve` on a free loopback port and waits until /readyz
- * answers 200. The server gets only `env` (with SERVER_NODE_FLAGS and
- * SERVER_MALLOC_ENV) beyond its storage, never the benchmark's own
+ * answers 200. The server gets only `env` (with SERVER_MALLOC_ENV) beyond its storage, never the benchmark's own
  * environment.
  */
 export async function startServerProcess(
   storage: BenchStorage,
   env: Record<string, string> = {},
 ): Promise<RunningServer> {
+  // What the benchmark measures is the code of this checkout: rebuilt if a source changed.
+  buildServer({ ifStale: true });
   const processes = new ChildProcessGroup();
   // The request log is written as in production (info), to a file no one reads.
   const server = await startServer({
     processes,
     logLevel: 'info',
-    // Flags given in `env` come later and win.
-    env: {
-      ...SERVER_MALLOC_ENV,
-      ...env,
-      NODE_OPTIONS: [SERVER_NODE_FLAGS, env.NODE_OPTIONS].filter(Boolean).join(' '),
-    },
+    command: [SERVER_BIN],
+    env: { ...SERVER_MALLOC_ENV, ...env },
     ...(storage.kind === 'postgres' ? { databaseUrl: storage.url } : { dataDir: storage.dataDir }),
   });
   return {

@@ -130,8 +130,10 @@ export interface RunningWorkload {
 }
 
 /**
- * The terdut-server image's entrypoint is `node packages/server/src/main.ts`
- * and its default argument `serve`; the container's `args` replace the
+ * The terdut-server image's entrypoint is `packages/server/bin/terdut-server`
+ * (the built server); here the same server runs from its sources, `node
+ * packages/server/src/main.ts`, so the operator's tests need no build. Its
+ * default argument is `serve`; the container's `args` replace the
  * latter, as in a real Pod. A container `command` names a program inside
  * the image, which cannot run here, so it is ignored.
  *

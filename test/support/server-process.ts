@@ -120,13 +120,16 @@ export async function startServerProcess(options: {
   dataDir?: string;
   env?: Record<string, string>;
   logLevel?: string;
+  /** The program and its first arguments, before `serve`; default: `node packages/server/src/main.ts`. */
+  command?: [string, ...string[]];
 }): Promise<RunningServer> {
   const port = await freeLoopbackPort();
+  const [command, ...commandArgs] = options.command ?? [process.execPath, MAIN];
   const dir = mkdtempSync(join(tmpdir(), 'terdut-server-'));
   const child = options.processes.spawn({
     name: `terdut-server :${port}`,
-    command: process.execPath,
-    args: [MAIN, 'serve'],
+    command,
+    args: [...commandArgs, 'serve'],
     cwd: dir,
     logPath: join(dir, 'server.log'),
     env: childEnv({

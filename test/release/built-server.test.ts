@@ -1,0 +1,117 @@
+/**
+ * What the image and `npm start` run: packages/server/bin/terdut-server, the
+ * server built into JavaScript (packages/server/build.ts). It must be the
+ * whole server, migrations and web app included, without loading one
+ * TypeScript file: with Node's type stripper turned off, any .ts import
+ * would fail to load, and the ~18 MiB the build saves would quietly come back.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot, ChildProcessGroup } from '../peers/child-processes.ts';
+import { startServerProcess, type RunningServer } from '../support/server-process.ts';
+import { buildServer } from '../../packages/server/build.ts';
+import { buildWebApp } from '../../packages/web/build.ts';
+import { openPglite } from '../../packages/server/src/db/database.ts';
+
+const BIN = join(repoRoot, 'packages/server/bin/terdut-server');
+const WITHOUT_TYPESCRIPT = { NODE_OPTIONS: '--no-experimental-strip-types' };
+
+const processes = new ChildProcessGroup();
+let server: RunningServer;
+
+before(async () => {
+  await buildWebApp({ ifStale: true });
+  buildServer({ ifStale: true });
+  // The embedded database: the migrations come from dist, and PGlite loads its WebAssembly.
+  server = await startServerProcess({ processes, command: [BIN], env: WITHOUT_TYPESCRIPT });
+});
+
+after(async () => {
+  await server?.stop();
+  await processes.stop();
+});
+
+test('bin/terdut-server --version prints the release without loading TypeScript', () => {
+  const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string })
+    .version;
+  const printed = execFileSync(BIN, ['--version'], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', ...WITHOUT_TYPESCRIPT },
+  }).trim();
+  assert.equal(printed, version);
+});
+
+test('bin/terdut-server caps the heap at 1 GiB, and TERDUT_NODE_FLAGS overrides its flags', () => {
+  // A module loaded first (--import) prints the heap limit V8 was given, in MiB.
+  const printLimit =
+    '--import=data:text/javascript,import(%22node:v8%22).then((v8)=>console.log(%22heap%22,Math.round(v8.getHeapStatistics().heap_size_limit/1048576)))';
+  const heapLimitMiB = (flags: string) => {
+    const output = execFileSync(BIN, ['--version'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', TERDUT_NODE_FLAGS: flags },
+    });
+    return Number(/heap (\d+)/.exec(output)?.[1]);
+  };
+  // The limit V8 reports adds the young generation (2 × 8 MiB semi-spaces, and some) to the old.
+  const shipped = heapLimitMiB(printLimit);
+  assert.ok(shipped >= 1024 && shipped < 1536, `heap limit ${shipped} MiB`);
+  const raised = heapLimitMiB(`--max-old-space-size=2048 ${printLimit}`);
+  assert.ok(raised >= 2048 && raised < 2560, `heap limit ${raised} MiB`);
+});
+
+test('bin/terdut-server migrate applies every migration, read from dist, to the embedded database', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'terdut-built-migrate-'));
+  try {
+    execFileSync(BIN, ['migrate'], {
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH ?? '',
+        TERDUT_DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        ...WITHOUT_TYPESCRIPT,
+      },
+    });
+    const db = await openPglite(dataDir);
+    try {
+      const applied = (await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name'))
+        .rows;
+      const sources = readdirSync(join(repoRoot, 'packages/server/src/db/migrations'))
+        .filter((name) => name.endsWith('.sql'))
+        .sort();
+      assert.deepEqual(
+        applied.map((row) => row.name),
+        sources,
+      );
+    } finally {
+      await db.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('the built server answers the API: bootstrap state public, the webhook wants an API key', async () => {
+  const bootstrap = await fetch(`${server.url}/api/bootstrap`);
+  assert.equal(bootstrap.status, 200, await bootstrap.clone().text());
+  const webhook = await fetch(`${server.url}/api/webhook/alertmanager`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  assert.equal(webhook.status, 401, await webhook.text());
+});
+
+test('the built server serves the web app and its assets', async () => {
+  const page = await fetch(`${server.url}/`);
+  assert.equal(page.status, 200);
+  const html = await page.text();
+  const script = /src="(\/assets\/app-[^"]+\.js)"/.exec(html)?.[1];
+  assert.ok(script, `no app script in:\n${html}`);
+  const asset = await fetch(`${server.url}${script}`);
+  assert.equal(asset.status, 200);
+  assert.match(asset.headers.get('content-type') ?? '', /javascript/);
+});
