@@ -219,6 +219,34 @@ export async function listAlertsOfIncident(db: Queryable, incidentId: number): P
   return result.rows;
 }
 
+/**
+ * An alert row whose labels and annotations are PostgreSQL's JSON text of
+ * them, unparsed: what the incident page sends on (routes/alerts/wire.ts
+ * `alertJson`), so a page of 1,000 alerts parses and re-serialises no label.
+ */
+export interface AlertRowWithJsonMaps extends Omit<AlertRow, 'labels' | 'annotations'> {
+  labels: string;
+  annotations: string;
+}
+
+/** As listAlertsOfIncident, with the labels and annotations as JSON text. */
+export async function listAlertsOfIncidentWithJsonMaps(
+  db: Queryable,
+  incidentId: number,
+): Promise<AlertRowWithJsonMaps[]> {
+  const columns = ALERT_COLUMN_NAMES.map((name) =>
+    name === 'labels' || name === 'annotations' ? `a.${name}::text AS ${name}` : `a.${name}`,
+  ).join(', ');
+  const result = await db.query<AlertRowWithJsonMaps>(
+    `SELECT ${columns} FROM alerts a
+       JOIN incident_alerts ia ON ia.alert_id = a.id
+      WHERE ia.incident_id = $1
+      ORDER BY ia.added_at DESC, a.id DESC`,
+    [incidentId],
+  );
+  return result.rows;
+}
+
 /** Sets or clears `archived_at` on the alerts whose newest incident is `incidentId`. */
 export async function setAlertsArchivedForIncident(
   db: Queryable,

@@ -13,7 +13,11 @@ import {
   type IncidentRow,
   type IncidentStatus,
 } from '../repositories/incidents.ts';
-import { listAlertsOfIncident, setAlertsArchivedForIncident, type AlertRow } from '../repositories/alerts.ts';
+import {
+  listAlertsOfIncidentWithJsonMaps,
+  setAlertsArchivedForIncident,
+  type AlertRowWithJsonMaps,
+} from '../repositories/alerts.ts';
 import {
   deleteEvent,
   findEventById,
@@ -72,13 +76,13 @@ export class IncidentService {
   }
 
   /** One incident with its own alerts (newest first). */
-  async get(id: number): Promise<{ incident: IncidentRow; alerts: AlertRow[] }> {
+  async get(id: number): Promise<{ incident: IncidentRow; alerts: AlertRowWithJsonMaps[] }> {
     // Both at once (two pool connections on PostgreSQL): one round trip of
     // waiting instead of two. Reading alerts of an id that does not exist
     // costs an index probe.
     const [incident, alerts] = await Promise.all([
       findIncidentById(this.#db, id),
-      listAlertsOfIncident(this.#db, id),
+      listAlertsOfIncidentWithJsonMaps(this.#db, id),
     ]);
     if (incident === undefined) throw notFound(`incident ${id}`);
     return { incident, alerts };

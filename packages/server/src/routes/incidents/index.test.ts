@@ -8,7 +8,16 @@ import {
   type TestUser,
   openIncident,
   type IncidentSpec,
+  firingAlert,
+  notification,
+  postNotification,
+  resolvedAlert,
 } from '@terdut/test-support';
+import { Value } from 'typebox/value';
+import { IncidentSchema } from '@terdut/contract';
+import { findIncidentById } from '../../repositories/incidents.ts';
+import { listAlertsOfIncident } from '../../repositories/alerts.ts';
+import { serializeIncident } from './wire.ts';
 
 forEachDatabase('incidents API', (database) => {
   let server: TestApp;
@@ -77,6 +86,49 @@ forEachDatabase('incidents API', (database) => {
     const list = await call('GET', '/api/incidents', alice);
     const listed = (list.body as any[]).find((item) => item.id === id);
     assert.equal('alerts' in listed, false, 'alerts only on GET /api/incidents/{id}');
+  });
+
+  test("the incident page's alerts, written as JSON text, are what the contract's serialiser writes", async () => {
+    // Label values JSON must escape, non-ASCII, an alert that fired and
+    // resolved in between (ends_at), and one without a generator URL.
+    const awkward = {
+      quote: 'say "hi"',
+      backslash: 'C:\\temp\\',
+      newline: 'one\ntwo\tthree',
+      unicode: 'Grüße, 東京, 🚨',
+      control: 'bell\u0007',
+    };
+    const firing = firingAlert({
+      name: 'Awkward',
+      severity: 'critical',
+      labels: awkward,
+      annotations: awkward,
+    });
+    const flapped = resolvedAlert({ name: 'Awkward', labels: { instance: 'b' }, generatorURL: '' });
+    const groupKey = `awkward-${process.pid}`;
+    const answer = await postNotification(server, alertmanager, notification({ groupKey, alerts: [firing] }));
+    await postNotification(server, alertmanager, notification({ groupKey, alerts: [firing, flapped] }));
+    const id = answer.incident_id!;
+
+    const response = await call('GET', `/api/incidents/${id}`, alice);
+    assert.equal(response.status, 200);
+    assert.match(String(response.headers['content-type']), /^application\/json/);
+    const incident = (await findIncidentById(server.db, id))!;
+    const expected = JSON.parse(
+      JSON.stringify(serializeIncident(incident, await listAlertsOfIncident(server.db, id))),
+    );
+    assert.deepEqual(response.body, expected);
+    assert.equal(response.body.alerts.length, 2);
+    assert.deepEqual(response.body.alerts[1].labels, {
+      alertname: 'Awkward',
+      severity: 'critical',
+      ...awkward,
+    });
+    assert.ok(response.body.alerts[0].ends_at, 'the resolved alert has its end');
+    assert.ok(
+      Value.Check(IncidentSchema, response.body),
+      JSON.stringify([...Value.Errors(IncidentSchema, response.body)]),
+    );
   });
 
   test('unknown incidents answer 404 and malformed ids 400', async () => {

@@ -13,9 +13,10 @@ import {
   SnoozeBody,
   errors,
 } from '@terdut/contract';
+import type { Incident } from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import type { IncidentService } from '../../services/incidents.ts';
-import { serializeEvent, serializeIncident } from './wire.ts';
+import { incidentWithAlertsJson, serializeEvent, serializeIncident } from './wire.ts';
 import { access } from '../../http/route-auth.ts';
 
 /** Incidents: the list, one incident, its timeline and every action people take on it. */
@@ -54,9 +55,12 @@ export function incidentRoutes(service: IncidentService) {
           response: { 200: IncidentSchema, ...errors(400, 404) },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { incident, alerts } = await incidents().get(request.params.id);
-        return serializeIncident(incident, alerts);
+        // JSON text already (routes/incidents/wire.ts): Fastify sends a string
+        // as it is, so the schema documents this body and does not serialise it.
+        const body = incidentWithAlertsJson(incident, alerts) as unknown as Incident;
+        return reply.type('application/json; charset=utf-8').send(body);
       },
     );
     app.get(

@@ -1,8 +1,8 @@
 import type { Incident, IncidentEvent } from '@terdut/contract';
 import type { IncidentRow } from '../../repositories/incidents.ts';
 import type { IncidentEventRow } from '../../repositories/incident-events.ts';
-import type { AlertRow } from '../../repositories/alerts.ts';
-import { serializeAlert } from '../alerts/wire.ts';
+import type { AlertRow, AlertRowWithJsonMaps } from '../../repositories/alerts.ts';
+import { alertJson, serializeAlert } from '../alerts/wire.ts';
 
 // Absent fields are left undefined, which the routes' response schemas
 // (fast-json-stringify), like JSON.stringify, omit from the JSON rather
@@ -30,6 +30,18 @@ export function serializeIncident(row: IncidentRow, alerts?: AlertRow[]): Incide
     archived_at: time(row.archived_at),
     alerts: alerts?.map(serializeAlert),
   };
+}
+
+/**
+ * The incident page's body, as JSON text: the incident as serializeIncident
+ * makes it, with its alerts written by alertJson (their label maps sent as
+ * PostgreSQL wrote them). Sent as it is, so the route's response schema
+ * (IncidentSchema, the contract) documents this body but does not serialise
+ * it; the routes' tests check that both agree.
+ */
+export function incidentWithAlertsJson(row: IncidentRow, alerts: AlertRowWithJsonMaps[]): string {
+  const incident = JSON.stringify(serializeIncident(row));
+  return `${incident.slice(0, -1)},"alerts":[${alerts.map(alertJson).join(',')}]}`;
 }
 
 function time(value: Date | null): string | undefined {
