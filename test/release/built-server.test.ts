@@ -45,7 +45,7 @@ test('bin/terdut-server --version prints the release without loading TypeScript'
   assert.equal(printed, version);
 });
 
-test('bin/terdut-server caps the heap at 1 GiB, and TERDUT_NODE_FLAGS overrides its flags', () => {
+test('bin/terdut-server caps the heap at 512 MiB, and TERDUT_NODE_FLAGS overrides its flags', () => {
   // A module loaded first (--import) prints the heap limit V8 was given, in MiB.
   const printLimit =
     '--import=data:text/javascript,import(%22node:v8%22).then((v8)=>console.log(%22heap%22,Math.round(v8.getHeapStatistics().heap_size_limit/1048576)))';
@@ -56,9 +56,9 @@ test('bin/terdut-server caps the heap at 1 GiB, and TERDUT_NODE_FLAGS overrides 
     });
     return Number(/heap (\d+)/.exec(output)?.[1]);
   };
-  // The limit V8 reports adds the young generation (2 × 8 MiB semi-spaces, and some) to the old.
+  // The limit V8 reports adds the young generation (semi-spaces of 4 MiB, and some) to the old.
   const shipped = heapLimitMiB(printLimit);
-  assert.ok(shipped >= 1024 && shipped < 1536, `heap limit ${shipped} MiB`);
+  assert.ok(shipped >= 512 && shipped < 768, `heap limit ${shipped} MiB`);
   const raised = heapLimitMiB(`--max-old-space-size=2048 ${printLimit}`);
   assert.ok(raised >= 2048 && raised < 2560, `heap limit ${raised} MiB`);
 });
