@@ -207,15 +207,15 @@ export async function findAlertById(db: Queryable, id: number): Promise<AlertRow
   return result.rows[0];
 }
 
+/** An incident's alerts (its own, even those that moved on to newer incidents), newest first; `$1` the incident. */
+const ALERTS_OF_INCIDENT = `FROM alerts a
+   JOIN incident_alerts ia ON ia.alert_id = a.id
+  WHERE ia.incident_id = $1
+  ORDER BY ia.added_at DESC, a.id DESC`;
+
 /** The alerts that belong to an incident (its own, even those that moved on to newer incidents). */
 export async function listAlertsOfIncident(db: Queryable, incidentId: number): Promise<AlertRow[]> {
-  const result = await db.query<AlertRow>(
-    `SELECT ${ALERT_COLUMNS_OF_A} FROM alerts a
-       JOIN incident_alerts ia ON ia.alert_id = a.id
-      WHERE ia.incident_id = $1
-      ORDER BY ia.added_at DESC, a.id DESC`,
-    [incidentId],
-  );
+  const result = await db.query<AlertRow>(`SELECT ${ALERT_COLUMNS_OF_A} ${ALERTS_OF_INCIDENT}`, [incidentId]);
   return result.rows;
 }
 
@@ -229,19 +229,17 @@ export interface AlertRowWithJsonMaps extends Omit<AlertRow, 'labels' | 'annotat
   annotations: string;
 }
 
+const ALERT_COLUMNS_OF_A_WITH_JSON_MAPS = ALERT_COLUMN_NAMES.map((name) =>
+  name === 'labels' || name === 'annotations' ? `a.${name}::text AS ${name}` : `a.${name}`,
+).join(', ');
+
 /** As listAlertsOfIncident, with the labels and annotations as JSON text. */
 export async function listAlertsOfIncidentWithJsonMaps(
   db: Queryable,
   incidentId: number,
 ): Promise<AlertRowWithJsonMaps[]> {
-  const columns = ALERT_COLUMN_NAMES.map((name) =>
-    name === 'labels' || name === 'annotations' ? `a.${name}::text AS ${name}` : `a.${name}`,
-  ).join(', ');
   const result = await db.query<AlertRowWithJsonMaps>(
-    `SELECT ${columns} FROM alerts a
-       JOIN incident_alerts ia ON ia.alert_id = a.id
-      WHERE ia.incident_id = $1
-      ORDER BY ia.added_at DESC, a.id DESC`,
+    `SELECT ${ALERT_COLUMNS_OF_A_WITH_JSON_MAPS} ${ALERTS_OF_INCIDENT}`,
     [incidentId],
   );
   return result.rows;
