@@ -9,7 +9,6 @@
 import { fileURLToPath } from 'node:url';
 import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/database.ts';
 import { migrate } from '../../packages/server/src/db/migrate.ts';
-import { buildServer } from '../../packages/server/build.ts';
 import { ChildProcessGroup } from '../../test/peers/child-processes.ts';
 import { startServerProcess as startServer } from '../../test/support/server-process.ts';
 import { insertUserWithKey } from '../../test/support/users.ts';
@@ -54,15 +53,14 @@ export interface RunningServer {
 
 /**
  * Starts `terdut-server serve` on a free loopback port and waits until /readyz
- * answers 200. The server gets only `env` (with SERVER_MALLOC_ENV) beyond its storage, never the benchmark's own
- * environment.
+ * answers 200 (bin/terdut-server rebuilds the server first when a source
+ * changed). The server gets only `env` (with SERVER_MALLOC_ENV) beyond its
+ * storage, never the benchmark's own environment.
  */
 export async function startServerProcess(
   storage: BenchStorage,
   env: Record<string, string> = {},
 ): Promise<RunningServer> {
-  // What the benchmark measures is the code of this checkout: rebuilt if a source changed.
-  buildServer({ ifStale: true });
   const processes = new ChildProcessGroup();
   // The request log is written as in production (info), to a file no one reads.
   const server = await startServer({

@@ -13,7 +13,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, ChildProcessGroup } from '../peers/child-processes.ts';
 import { startServerProcess, type RunningServer } from '../support/server-process.ts';
-import { buildServer } from '../../packages/server/build.ts';
 import { buildWebApp } from '../../packages/web/build.ts';
 import { openPglite } from '../../packages/server/src/db/database.ts';
 
@@ -25,8 +24,7 @@ let server: RunningServer;
 
 before(async () => {
   await buildWebApp({ ifStale: true });
-  buildServer({ ifStale: true });
-  // The embedded database: the migrations come from dist, and PGlite loads its WebAssembly.
+  // bin/terdut-server builds the server itself when a source changed. The embedded database: the migrations come from dist, and PGlite loads its WebAssembly.
   server = await startServerProcess({ processes, command: [BIN], env: WITHOUT_TYPESCRIPT });
 });
 

@@ -18,6 +18,7 @@ import { IncidentSchema } from '@terdut/contract';
 import { findIncidentById } from '../../repositories/incidents.ts';
 import { listAlertsOfIncident } from '../../repositories/alerts.ts';
 import { serializeIncident } from './wire.ts';
+import { serializeAlert } from '../alerts/wire.ts';
 
 forEachDatabase('incidents API', (database) => {
   let server: TestApp;
@@ -114,9 +115,8 @@ forEachDatabase('incidents API', (database) => {
     assert.equal(response.status, 200);
     assert.match(String(response.headers['content-type']), /^application\/json/);
     const incident = (await findIncidentById(server.db, id))!;
-    const expected = JSON.parse(
-      JSON.stringify(serializeIncident(incident, await listAlertsOfIncident(server.db, id))),
-    );
+    const alerts = (await listAlertsOfIncident(server.db, id)).map(serializeAlert);
+    const expected = JSON.parse(JSON.stringify({ ...serializeIncident(incident), alerts }));
     assert.deepEqual(response.body, expected);
     assert.equal(response.body.alerts.length, 2);
     assert.deepEqual(response.body.alerts[1].labels, {

@@ -1,16 +1,16 @@
 import type { Incident, IncidentEvent } from '@terdut/contract';
 import type { IncidentRow } from '../../repositories/incidents.ts';
 import type { IncidentEventRow } from '../../repositories/incident-events.ts';
-import type { AlertRow, AlertRowWithJsonMaps } from '../../repositories/alerts.ts';
-import { alertJson, serializeAlert } from '../alerts/wire.ts';
+import type { AlertRowWithJsonMaps } from '../../repositories/alerts.ts';
+import { alertJson } from '../alerts/wire.ts';
 
 // Absent fields are left undefined, which the routes' response schemas
 // (fast-json-stringify), like JSON.stringify, omit from the JSON rather
 // than send as null. One object literal per row, without copying it again to
 // drop them: a page of 1,000 alerts is serialised on every refresh.
 
-/** Incident row → wire object; `alerts` only when given (the detail view). */
-export function serializeIncident(row: IncidentRow, alerts?: AlertRow[]): Incident {
+/** Incident row → wire object, without alerts (the detail view adds them: incidentWithAlertsJson). */
+export function serializeIncident(row: IncidentRow): Incident {
   return {
     id: row.id,
     group_key: row.group_key,
@@ -28,7 +28,6 @@ export function serializeIncident(row: IncidentRow, alerts?: AlertRow[]): Incide
     resolved_at: time(row.resolved_at),
     resolution_source: row.resolution_source ?? undefined,
     archived_at: time(row.archived_at),
-    alerts: alerts?.map(serializeAlert),
   };
 }
 
