@@ -65,6 +65,13 @@ export function parseNotification(payload: WebhookPayload): AlertGroupNotificati
 }
 
 const GO_ZERO_MS = Date.parse(GO_ZERO_TIME);
+/**
+ * The first instant RFC 3339 cannot write in UTC (a four-digit year), which
+ * an offset can still reach ("9999-12-31T23:59:59-05:00"). Go's encoder,
+ * Alertmanager's, refuses such times, and storing one would break every
+ * timestamp written from it.
+ */
+const YEAR_10000_MS = Date.parse('+010000-01-01T00:00:00Z');
 
 /** An RFC 3339 time as a Date; null for Go's zero time ("not set"). */
 function parseTime(text: string, field: string): Date | null {
@@ -73,5 +80,8 @@ function parseTime(text: string, field: string): Date | null {
   }
   const ms = Date.parse(text);
   if (Number.isNaN(ms)) throw badRequest(`field "${field}" is not a valid time: "${text.slice(0, 40)}"`);
+  if (ms >= YEAR_10000_MS) {
+    throw badRequest(`field "${field}" must be before the year 10000 in UTC, got "${text.slice(0, 40)}"`);
+  }
   return ms <= GO_ZERO_MS ? null : new Date(ms);
 }

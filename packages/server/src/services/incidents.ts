@@ -13,11 +13,7 @@ import {
   type IncidentRow,
   type IncidentStatus,
 } from '../repositories/incidents.ts';
-import {
-  listAlertsOfIncidentWithJsonMaps,
-  setAlertsArchivedForIncident,
-  type AlertRowWithJsonMaps,
-} from '../repositories/alerts.ts';
+import { alertsOfIncidentJson, setAlertsArchivedForIncident } from '../repositories/alerts.ts';
 import {
   deleteEvent,
   findEventById,
@@ -76,16 +72,16 @@ export class IncidentService {
   }
 
   /** One incident with its own alerts (newest first). */
-  async get(id: number): Promise<{ incident: IncidentRow; alerts: AlertRowWithJsonMaps[] }> {
+  async get(id: number): Promise<{ incident: IncidentRow; alertsJson: string }> {
     // Both at once (two pool connections on PostgreSQL): one round trip of
     // waiting instead of two. Reading alerts of an id that does not exist
     // costs an index probe.
-    const [incident, alerts] = await Promise.all([
+    const [incident, alertsJson] = await Promise.all([
       findIncidentById(this.#db, id),
-      listAlertsOfIncidentWithJsonMaps(this.#db, id),
+      alertsOfIncidentJson(this.#db, id),
     ]);
     if (incident === undefined) throw notFound(`incident ${id}`);
-    return { incident, alerts };
+    return { incident, alertsJson };
   }
 
   /** The incident's timeline, oldest first. */

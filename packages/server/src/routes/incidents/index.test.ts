@@ -91,7 +91,9 @@ forEachDatabase('incidents API', (database) => {
 
   test("the incident page's alerts, written as JSON text, are what the contract's serialiser writes", async () => {
     // Label values JSON must escape, non-ASCII, an alert that fired and
-    // resolved in between (ends_at), and one without a generator URL.
+    // resolved in between (ends_at), one without a generator URL, one whose
+    // end is in the year 9999, one archived at a time with microseconds
+    // (PostgreSQL writes the JSON; the serialiser, Dates).
     const awkward = {
       quote: 'say "hi"',
       backslash: 'C:\\temp\\',
@@ -106,10 +108,23 @@ forEachDatabase('incidents API', (database) => {
       annotations: awkward,
     });
     const flapped = resolvedAlert({ name: 'Awkward', labels: { instance: 'b' }, generatorURL: '' });
+    const farFuture = {
+      ...firingAlert({ name: 'Awkward', labels: { instance: 'c' } }),
+      endsAt: '9999-12-31T23:59:59.999Z',
+    };
     const groupKey = `awkward-${process.pid}`;
     const answer = await postNotification(server, alertmanager, notification({ groupKey, alerts: [firing] }));
-    await postNotification(server, alertmanager, notification({ groupKey, alerts: [firing, flapped] }));
+    await postNotification(
+      server,
+      alertmanager,
+      notification({ groupKey, alerts: [firing, flapped, farFuture] }),
+    );
     const id = answer.incident_id!;
+    await server.db.query(
+      `UPDATE alerts SET archived_at = '2026-12-04 10:00:00.123999+00'
+        WHERE id IN (SELECT alert_id FROM incident_alerts WHERE incident_id = $1) AND status = 'resolved'`,
+      [id],
+    );
 
     const response = await call('GET', `/api/incidents/${id}`, alice);
     assert.equal(response.status, 200);
@@ -118,13 +133,23 @@ forEachDatabase('incidents API', (database) => {
     const alerts = (await listAlertsOfIncident(server.db, id)).map(serializeAlert);
     const expected = JSON.parse(JSON.stringify({ ...serializeIncident(incident), alerts }));
     assert.deepEqual(response.body, expected);
-    assert.equal(response.body.alerts.length, 2);
-    assert.deepEqual(response.body.alerts[1].labels, {
+    assert.equal(response.body.alerts.length, 3);
+    assert.deepEqual(response.body.alerts[2].labels, {
       alertname: 'Awkward',
       severity: 'critical',
       ...awkward,
     });
-    assert.ok(response.body.alerts[0].ends_at, 'the resolved alert has its end');
+    const ends = response.body.alerts.map((alert: { ends_at?: string }) => alert.ends_at).sort();
+    assert.deepEqual(ends, ['9999-12-31T23:59:59.999Z', expected.alerts[1].ends_at, undefined].sort());
+    assert.ok(
+      ends.some((end: string | undefined) => end?.startsWith('20')),
+      'the resolved alert has its end',
+    );
+    const archived = response.body.alerts.filter((alert: { archived_at?: string }) => alert.archived_at);
+    assert.deepEqual(
+      archived.map((alert: { archived_at: string }) => alert.archived_at),
+      ['2026-12-04T10:00:00.123Z'],
+    );
     assert.ok(
       Value.Check(IncidentSchema, response.body),
       JSON.stringify([...Value.Errors(IncidentSchema, response.body)]),

@@ -1,8 +1,6 @@
 import type { Incident, IncidentEvent } from '@terdut/contract';
 import type { IncidentRow } from '../../repositories/incidents.ts';
 import type { IncidentEventRow } from '../../repositories/incident-events.ts';
-import type { AlertRowWithJsonMaps } from '../../repositories/alerts.ts';
-import { alertJson } from '../alerts/wire.ts';
 
 // Absent fields are left undefined, which the routes' response schemas
 // (fast-json-stringify), like JSON.stringify, omit from the JSON rather
@@ -33,14 +31,14 @@ export function serializeIncident(row: IncidentRow): Incident {
 
 /**
  * The incident page's body, as JSON text: the incident as serializeIncident
- * makes it, with its alerts written by alertJson (their label maps sent as
- * PostgreSQL wrote them). Sent as it is, so the route's response schema
- * (IncidentSchema, the contract) documents this body but does not serialise
- * it; the routes' tests check that both agree.
+ * makes it, with its alerts as the JSON array PostgreSQL wrote
+ * (repositories/alerts.ts alertsOfIncidentJson). Sent as it is, so the
+ * route's response schema (IncidentSchema, the contract) documents this body
+ * but does not serialise it; the routes' tests check that both agree.
  */
-export function incidentWithAlertsJson(row: IncidentRow, alerts: AlertRowWithJsonMaps[]): string {
+export function incidentWithAlertsJson(row: IncidentRow, alertsJson: string): string {
   const incident = JSON.stringify(serializeIncident(row));
-  return `${incident.slice(0, -1)},"alerts":[${alerts.map(alertJson).join(',')}]}`;
+  return `${incident.slice(0, -1)},"alerts":${alertsJson}}`;
 }
 
 function time(value: Date | null): string | undefined {

@@ -81,6 +81,16 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
     assert.equal(response.status, 400);
     assert.match(response.body.error, /alerts\.0\.startsAt/);
 
+    // RFC 3339 has four-digit years: this end is in the year 10000 in UTC.
+    response = await post(
+      notification({
+        groupKey: 'bad',
+        alerts: [firingAlert(), { ...firingAlert({ name: 'Far' }), endsAt: '9999-12-31T23:59:59-05:00' }],
+      }),
+    );
+    assert.equal(response.status, 400);
+    assert.match(response.body.error, /alerts\.1\.endsAt.*year 10000/);
+
     response = await post({ version: '4', status: 'firing', receiver: 'x', alerts: [] });
     assert.equal(response.status, 400);
     assert.match(response.body.error, /groupKey/);
