@@ -74,17 +74,12 @@ RUN rm -rf /app/packages/operator /app/packages/server/src /app/packages/contrac
 # files go to /tmp, which needs a tmpfs or an emptyDir (podman --read-only
 # mounts one by itself; the operator's pod template mounts an emptyDir).
 # With DATABASE_URL set, only /tmp is written to.
-# MALLOC_MMAP_THRESHOLD_ fixes glibc's threshold for serving an allocation
-# with its own mmap at its initial 128 KiB. Left dynamic, it rises after the
-# first large buffer is freed, and from then on large buffers (bodies,
-# database results) come from the main heap, which cannot give memory back
-# while anything lives above it: about 110 MiB of RSS that stayed after
-# sustained intake (bench/README.md, "Memory").
+# glibc's allocator settings (MALLOC_MMAP_THRESHOLD_, MALLOC_ARENA_MAX) are
+# set by the entrypoint, packages/server/bin/terdut-server, with why.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
-    TERDUT_DATA_DIR=/var/lib/terdut \
-    MALLOC_MMAP_THRESHOLD_=131072
+    TERDUT_DATA_DIR=/var/lib/terdut
 VOLUME ["/var/lib/terdut"]
 USER 10001:10001
 EXPOSE 8080

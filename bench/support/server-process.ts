@@ -41,9 +41,6 @@ export async function prepareStorage(storage: BenchStorage): Promise<{ adminId: 
  */
 export const SERVER_BIN = fileURLToPath(new URL('../../packages/server/bin/terdut-server', import.meta.url));
 
-/** The allocator setting the image ships with (Dockerfile; bench/README.md "Memory"). */
-export const SERVER_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
-
 export interface RunningServer {
   baseUrl: string;
   /** The server's process id, for reading its memory from /proc. */
@@ -54,7 +51,7 @@ export interface RunningServer {
 /**
  * Starts `terdut-server serve` on a free loopback port and waits until /readyz
  * answers 200 (bin/terdut-server rebuilds the server first when a source
- * changed). The server gets only `env` (with SERVER_MALLOC_ENV) beyond its
+ * changed). The server gets only `env` (the script sets the allocator's) beyond its
  * storage, never the benchmark's own environment.
  */
 export async function startServerProcess(
@@ -67,7 +64,7 @@ export async function startServerProcess(
     processes,
     logLevel: 'info',
     command: [SERVER_BIN],
-    env: { ...SERVER_MALLOC_ENV, ...env },
+    env,
     ...(storage.kind === 'postgres' ? { databaseUrl: storage.url } : { dataDir: storage.dataDir }),
   });
   return {

@@ -61,6 +61,26 @@ test('bin/terdut-server caps the heap at 512 MiB, and TERDUT_NODE_FLAGS override
   assert.ok(raised >= 2048 && raised < 2560, `heap limit ${raised} MiB`);
 });
 
+test("bin/terdut-server sets glibc's allocator for a small resident set, unless the environment says otherwise", () => {
+  const environ = (pid: number) =>
+    new Map(
+      readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .filter(Boolean)
+        .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+    );
+  const running = environ(server.pid);
+  assert.equal(running.get('MALLOC_ARENA_MAX'), '2');
+  assert.equal(running.get('MALLOC_MMAP_THRESHOLD_'), '131072');
+  const printArenas =
+    '--import=data:text/javascript,console.log(%22arenas%22,process.env.MALLOC_ARENA_MAX,process.env.MALLOC_MMAP_THRESHOLD_)';
+  const output = execFileSync(BIN, ['--version'], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', TERDUT_NODE_FLAGS: printArenas, MALLOC_ARENA_MAX: '4' },
+  });
+  assert.match(output, /arenas 4 131072/);
+});
+
 test('bin/terdut-server migrate applies every migration, read from dist, to the embedded database', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'terdut-built-migrate-'));
   try {
