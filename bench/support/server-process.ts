@@ -45,6 +45,8 @@ export interface RunningServer {
   baseUrl: string;
   /** The server's process id, for reading its memory from /proc. */
   pid: number;
+  /** Its output: the request log, one JSON line per request (gone after stop). */
+  logPath: string;
   stop(): Promise<void>;
 }
 
@@ -70,6 +72,7 @@ export async function startServerProcess(
   return {
     baseUrl: server.url,
     pid: server.pid,
+    logPath: server.logPath,
     async stop() {
       await server.stop();
       await processes.stop();
