@@ -12,7 +12,7 @@ export interface Config {
   dataDir: string;
   /**
    * PostgreSQL's shared_buffers inside the embedded database
-   * (TERDUT_EMBEDDED_SHARED_BUFFERS, e.g. "32MB"): WebAssembly memory is
+   * (TERDUT_EMBEDDED_SHARED_BUFFERS, e.g. "16MB"): WebAssembly memory is
    * taken once and never returned, so this is most of PGlite's resident set.
    */
   embeddedSharedBuffers: string;
@@ -153,7 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   const dbStatementTimeoutMs = duration('TERDUT_DB_STATEMENT_TIMEOUT', '30s');
-  const embeddedSharedBuffers = text('TERDUT_EMBEDDED_SHARED_BUFFERS') ?? '32MB';
+  const embeddedSharedBuffers = text('TERDUT_EMBEDDED_SHARED_BUFFERS') ?? '16MB';
   if (!/^[1-9][0-9]*(kB|MB|GB)$/.test(embeddedSharedBuffers)) {
     throw new ConfigError(
       `TERDUT_EMBEDDED_SHARED_BUFFERS="${embeddedSharedBuffers}" is not a size; use PostgreSQL's units, like 32MB or 1GB`,

@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openConfiguredDatabase } from './open.ts';
 
-async function sharedBuffersOfEmbedded(env: Record<string, string>): Promise<string> {
+async function settingOfEmbedded(env: Record<string, string>, setting = 'shared_buffers'): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'terdut-embedded-'));
   try {
     const { db } = await openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir, ...env }));
     try {
-      const { rows } = await db.query<{ shared_buffers: string }>('SHOW shared_buffers');
-      return rows[0]!.shared_buffers;
+      const { rows } = await db.query<Record<string, string>>(`SHOW ${setting}`);
+      return rows[0]![setting]!;
     } finally {
       await db.close();
     }
@@ -21,9 +21,14 @@ async function sharedBuffersOfEmbedded(env: Record<string, string>): Promise<str
   }
 }
 
-test('the embedded database keeps 32MB of shared buffers unless TERDUT_EMBEDDED_SHARED_BUFFERS says otherwise', async () => {
-  assert.equal(await sharedBuffersOfEmbedded({}), '32MB');
-  assert.equal(await sharedBuffersOfEmbedded({ TERDUT_EMBEDDED_SHARED_BUFFERS: '64MB' }), '64MB');
+test('the embedded database keeps 16MB of shared buffers unless TERDUT_EMBEDDED_SHARED_BUFFERS says otherwise', async () => {
+  assert.equal(await settingOfEmbedded({}), '16MB');
+  assert.equal(await settingOfEmbedded({ TERDUT_EMBEDDED_SHARED_BUFFERS: '64MB' }), '64MB');
+});
+
+test('the embedded database bounds what one VACUUM or ANALYZE takes (its memory is never given back)', async () => {
+  assert.equal(await settingOfEmbedded({}, 'maintenance_work_mem'), '8MB');
+  assert.equal(await settingOfEmbedded({}, 'default_statistics_target'), '10');
 });
 
 test('a TERDUT_EMBEDDED_SHARED_BUFFERS that is not a size stops start-up with a message naming it', () => {
