@@ -62,3 +62,26 @@ test('timestamptz values come back from PostgreSQL as the same instants in a ses
     await db.close();
   }
 });
+
+test('PostgreSQL connections never JIT-compile a plan, however costly its estimate', async () => {
+  const url = process.env.TERDUT_TEST_DATABASE_URL;
+  assert.ok(url, 'TERDUT_TEST_DATABASE_URL is set by the global setup');
+  const db = await openPostgres(url, { max: 3 });
+  try {
+    // Estimated at a billion rows, far past jit_above_cost; asked on three connections at once.
+    const plans = await Promise.all(
+      [1, 2, 3].map(() =>
+        db.query<{ 'QUERY PLAN': string }>(
+          'EXPLAIN SELECT count(*) FROM generate_series(1, 1000) a, generate_series(1, 1000) b, generate_series(1, 1000) c',
+        ),
+      ),
+    );
+    for (const plan of plans) {
+      const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+      assert.match(text, /Aggregate/);
+      assert.doesNotMatch(text, /^JIT:/m);
+    }
+  } finally {
+    await db.close();
+  }
+});

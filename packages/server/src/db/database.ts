@@ -113,6 +113,15 @@ export async function openPostgres(
   });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
+  // No JIT compiling, ever: PostgreSQL compiles a plan whose estimated cost
+  // passes jit_above_cost, and a prepared statement keeps that decision with
+  // its plan. Every statement here runs in milliseconds; compiling one took
+  // 520-740 ms on every call once an emptied statistics table was still
+  // estimated at 100k rows (bench/README.md, "Half a second of JIT"). Sent
+  // first on each new connection, before anything is planned on it.
+  pool.on('connect', (client) => {
+    client.query('SET jit = off').catch(() => {});
+  });
   try {
     const client = await pool.connect();
     client.release();

@@ -75,26 +75,13 @@ export class StatisticsService {
       if (unfolded.splitQuarters > 0) break;
       let folded = this.#folded;
       if (folded?.generation !== unfolded.generation) {
-        folded = await this.#placeWithoutJit('folded');
+        folded = await occurrencesByLocalHour(this.#db, this.#timezone, 'folded');
         this.#folded = folded;
       }
       if (folded.splitQuarters > 0) break;
       if (folded.generation === unfolded.generation) return [...folded.counts, ...unfolded.counts];
     }
-    return (await this.#placeWithoutJit('all')).counts;
-  }
-
-  /**
-   * Places a whole rollup. PostgreSQL's JIT compiles a plan whose estimated
-   * cost passes jit_above_cost, which the ~17,000 quarters of 180 days can
-   * (more so before autovacuum has analysed the rollup): 70-90 ms of
-   * compiling for a query that runs in a few.
-   */
-  async #placeWithoutJit(source: 'folded' | 'all'): Promise<LocalHourCounts> {
-    return this.#db.transaction(async (tx) => {
-      await tx.query('SET LOCAL jit = off');
-      return occurrencesByLocalHour(tx, this.#timezone, source);
-    });
+    return (await occurrencesByLocalHour(this.#db, this.#timezone, 'all')).counts;
   }
 
   async incidents(): Promise<IncidentStatsRow> {
