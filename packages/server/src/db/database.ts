@@ -95,12 +95,21 @@ export function parseTimestamptz(value: string): Date {
 }
 pg.types.setTypeParser(TIMESTAMPTZ_OID, parseTimestamptz);
 
+/**
+ * pg.Pool's options as pg-pool reads them: it awaits `onConnect` before it
+ * hands a new connection out (pg-pool's `_promiseTry(onConnect)`), where
+ * @types/pg declares the hook returning void.
+ */
+interface PoolOptions extends Omit<pg.PoolConfig, 'onConnect'> {
+  onConnect: (client: pg.ClientBase) => Promise<void>;
+}
+
 /** Connects a pool to a real PostgreSQL. Fails fast with a message naming the address. */
 export async function openPostgres(
   url: string,
   options: { max?: number; statementTimeoutMs?: number; queryTimeoutMs?: number } = {},
 ): Promise<Database> {
-  const pool = new pg.Pool({
+  const poolOptions: PoolOptions = {
     connectionString: url,
     max: options.max ?? 10,
     // Connecting (or waiting for a free connection) is waiting for an answer too.
@@ -110,18 +119,21 @@ export async function openPostgres(
     // …and the client stops waiting when no answer comes at all (a frozen
     // server or network), so a request fails with 5xx instead of hanging.
     query_timeout: options.queryTimeoutMs ?? 35_000,
-  });
+    // No JIT compiling, ever: PostgreSQL compiles a plan whose estimated
+    // cost passes jit_above_cost, and a prepared statement keeps that
+    // decision with its plan. Every statement here runs in milliseconds;
+    // compiling one took 520-740 ms on every call once an emptied
+    // statistics table was still estimated at 100k rows (bench/README.md,
+    // "Half a second of JIT"). The pool hands a new connection out only
+    // after this, so nothing is planned on it before. (A server without
+    // the setting, older than PostgreSQL 11, has no JIT either.)
+    onConnect: async (client) => {
+      await client.query('SET jit = off').catch(() => {});
+    },
+  };
+  const pool = new pg.Pool(poolOptions);
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
-  // No JIT compiling, ever: PostgreSQL compiles a plan whose estimated cost
-  // passes jit_above_cost, and a prepared statement keeps that decision with
-  // its plan. Every statement here runs in milliseconds; compiling one took
-  // 520-740 ms on every call once an emptied statistics table was still
-  // estimated at 100k rows (bench/README.md, "Half a second of JIT"). Sent
-  // first on each new connection, before anything is planned on it.
-  pool.on('connect', (client) => {
-    client.query('SET jit = off').catch(() => {});
-  });
   try {
     const client = await pool.connect();
     client.release();
