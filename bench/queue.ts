@@ -135,24 +135,27 @@ interface Timed {
 }
 
 /**
- * What the server's request log says each measured request took: the
- * requests of `url` after the first `skip` (the unrecorded warm-up). The log
- * is written asynchronously, so it is read after a pause.
+ * What the server's request log says each measured request took, by URL:
+ * the requests of each after the first `skip` (the unrecorded warm-up). The
+ * log is written asynchronously, so it is read after a pause.
  */
-async function serverTimes(
-  logPath: string,
-  url: string,
-  skip: number,
-): Promise<{ p50: number; p99: number }> {
-  const latency = new LatencyRecorder();
-  let seen = 0;
+function serverTimesByUrl(logPath: string, skip: number): Map<string, { p50: number; p99: number }> {
+  const durations = new Map<string, number[]>();
   for (const line of readFileSync(logPath, 'utf8').split('\n')) {
     if (!line.startsWith('{')) continue;
     const entry = JSON.parse(line) as { req?: { url?: string }; responseTime?: number };
-    if (entry.req?.url !== url || entry.responseTime === undefined) continue;
-    if (seen++ >= skip) latency.record(entry.responseTime);
+    if (entry.req?.url === undefined || entry.responseTime === undefined) continue;
+    const ofUrl = durations.get(entry.req.url) ?? [];
+    ofUrl.push(entry.responseTime);
+    durations.set(entry.req.url, ofUrl);
   }
-  return { p50: latency.percentile(50), p99: latency.percentile(99) };
+  const times = new Map<string, { p50: number; p99: number }>();
+  for (const [url, all] of durations) {
+    const latency = new LatencyRecorder();
+    for (const duration of all.slice(skip)) latency.record(duration);
+    times.set(url, { p50: latency.percentile(50), p99: latency.percentile(99) });
+  }
+  return times;
 }
 
 const WARM_UP_REQUESTS = 5;
@@ -185,9 +188,8 @@ async function measure(
       results.set(target.label, { p50: latency.percentile(50), p99: latency.percentile(99), rows });
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
-    for (const target of targets) {
-      results.get(target.label)!.server = await serverTimes(server.logPath, target.path, WARM_UP_REQUESTS);
-    }
+    const serverTimes = serverTimesByUrl(server.logPath, WARM_UP_REQUESTS);
+    for (const target of targets) results.get(target.label)!.server = serverTimes.get(target.path);
   } finally {
     await server.stop();
   }

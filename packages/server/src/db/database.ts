@@ -222,7 +222,10 @@ export async function openPglite(
     // rows (not 30,000, about 15 MiB of alerts). Plans here look rows up
     // by key; coarser statistics do not change them (bench/README.md,
     // "The embedded database under 250 MiB").
-    ...['-c', 'maintenance_work_mem=8MB', '-c', 'default_statistics_target=10'],
+    '-c',
+    'maintenance_work_mem=8MB',
+    '-c',
+    'default_statistics_target=10',
   ];
   const settings = { parsers, startParams };
   const db = dataDir === undefined ? new PGlite(settings) : new PGlite(dataDir, settings);

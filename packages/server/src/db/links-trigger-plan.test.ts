@@ -9,10 +9,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestPglite, createTestPostgres } from '../../../../test/support/databases.ts';
-import { openPostgres, type Database } from './database.ts';
+import { openPostgres, type Database, type Queryable } from './database.ts';
 
 /** Writes one incident with `alerts` new alerts and their links (the trigger fires once). */
-async function linkNewAlerts(db: Database, tag: string, alerts: number): Promise<void> {
+async function linkNewAlerts(db: Queryable, tag: string, alerts: number): Promise<void> {
   await db.query(
     `WITH incident AS (
        INSERT INTO incidents (group_key, title, triggered_at) VALUES ($1, $1, now()) RETURNING id
@@ -43,7 +43,7 @@ async function scansOfAlertsWhileLinking(db: Database, tag: string, alerts: numb
         )
       ).rows[0]!.seq_scan;
     const before = await scans();
-    await linkNewAlerts(tx as Database, tag, alerts);
+    await linkNewAlerts(tx, tag, alerts);
     return (await scans()) - before;
   });
 }

@@ -6,13 +6,20 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openConfiguredDatabase } from './open.ts';
 
-async function settingOfEmbedded(env: Record<string, string>, setting = 'shared_buffers'): Promise<string> {
+/** PostgreSQL settings of an embedded database opened as the server would open it with `env`. */
+async function settingsOfEmbedded(
+  env: Record<string, string>,
+  names: string[],
+): Promise<Record<string, string>> {
   const dir = mkdtempSync(join(tmpdir(), 'terdut-embedded-'));
   try {
     const { db } = await openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir, ...env }));
     try {
-      const { rows } = await db.query<Record<string, string>>(`SHOW ${setting}`);
-      return rows[0]![setting]!;
+      const settings: Record<string, string> = {};
+      for (const name of names) {
+        settings[name] = (await db.query<Record<string, string>>(`SHOW ${name}`)).rows[0]![name]!;
+      }
+      return settings;
     } finally {
       await db.close();
     }
@@ -21,14 +28,19 @@ async function settingOfEmbedded(env: Record<string, string>, setting = 'shared_
   }
 }
 
+const sharedBuffersOfEmbedded = async (env: Record<string, string>) =>
+  (await settingsOfEmbedded(env, ['shared_buffers'])).shared_buffers;
+
 test('the embedded database keeps 16MB of shared buffers unless TERDUT_EMBEDDED_SHARED_BUFFERS says otherwise', async () => {
-  assert.equal(await settingOfEmbedded({}), '16MB');
-  assert.equal(await settingOfEmbedded({ TERDUT_EMBEDDED_SHARED_BUFFERS: '64MB' }), '64MB');
+  assert.equal(await sharedBuffersOfEmbedded({}), '16MB');
+  assert.equal(await sharedBuffersOfEmbedded({ TERDUT_EMBEDDED_SHARED_BUFFERS: '64MB' }), '64MB');
 });
 
 test('the embedded database bounds what one VACUUM or ANALYZE takes (its memory is never given back)', async () => {
-  assert.equal(await settingOfEmbedded({}, 'maintenance_work_mem'), '8MB');
-  assert.equal(await settingOfEmbedded({}, 'default_statistics_target'), '10');
+  assert.deepEqual(await settingsOfEmbedded({}, ['maintenance_work_mem', 'default_statistics_target']), {
+    maintenance_work_mem: '8MB',
+    default_statistics_target: '10',
+  });
 });
 
 test('a TERDUT_EMBEDDED_SHARED_BUFFERS that is not a size stops start-up with a message naming it', () => {
