@@ -13,7 +13,7 @@ import {
   type IncidentRow,
   type IncidentStatus,
 } from '../repositories/incidents.ts';
-import { alertsOfIncidentJson, setAlertsArchivedForIncident } from '../repositories/alerts.ts';
+import { alertsOfIncidentJsonParts, setAlertsArchivedForIncident } from '../repositories/alerts.ts';
 import {
   deleteEvent,
   findEventById,
@@ -72,16 +72,16 @@ export class IncidentService {
   }
 
   /** One incident with its own alerts (newest first). */
-  async get(id: number): Promise<{ incident: IncidentRow; alertsJson: string }> {
+  async get(id: number): Promise<{ incident: IncidentRow; alertsJsonParts: string[] }> {
     // Both at once (two pool connections on PostgreSQL): one round trip of
     // waiting instead of two. Reading alerts of an id that does not exist
     // costs an index probe.
-    const [incident, alertsJson] = await Promise.all([
+    const [incident, alertsJsonParts] = await Promise.all([
       findIncidentById(this.#db, id),
-      alertsOfIncidentJson(this.#db, id),
+      alertsOfIncidentJsonParts(this.#db, id),
     ]);
     if (incident === undefined) throw notFound(`incident ${id}`);
-    return { incident, alertsJson };
+    return { incident, alertsJsonParts };
   }
 
   /** The incident's timeline, oldest first. */

@@ -17,7 +17,8 @@ import { Value } from 'typebox/value';
 import { IncidentSchema } from '@terdut/contract';
 import { findIncidentById } from '../../repositories/incidents.ts';
 import { listAlertsOfIncident } from '../../repositories/alerts.ts';
-import { serializeIncident } from './wire.ts';
+import { incidentWithAlertsJson, serializeIncident } from './wire.ts';
+import type { IncidentRow } from '../../repositories/incidents.ts';
 import { serializeAlert } from '../alerts/wire.ts';
 
 forEachDatabase('incidents API', (database) => {
@@ -154,6 +155,62 @@ forEachDatabase('incidents API', (database) => {
       Value.Check(IncidentSchema, response.body),
       JSON.stringify([...Value.Errors(IncidentSchema, response.body)]),
     );
+  });
+
+  test('an incident of 70 alerts sends every one, newest first, as the serialiser writes them', async () => {
+    // More alerts than PostgreSQL writes in one part, added at two times.
+    const groupKey = `many-${process.pid}`;
+    const alertsOf = (from: number, count: number) =>
+      Array.from({ length: count }, (_, index) =>
+        firingAlert({ name: 'Many', labels: { instance: `host-${from + index}`, note: 'Grüße 🚨' } }),
+      );
+    const answer = await postNotification(
+      server,
+      alertmanager,
+      notification({ groupKey, alerts: alertsOf(0, 45) }),
+    );
+    clock.advance(60_000);
+    await postNotification(server, alertmanager, notification({ groupKey, alerts: alertsOf(0, 70) }));
+    const id = answer.incident_id!;
+
+    const response = await call('GET', `/api/incidents/${id}`, alice);
+    assert.equal(response.status, 200);
+    const alerts = (await listAlertsOfIncident(server.db, id)).map(serializeAlert);
+    assert.deepEqual(response.body.alerts, JSON.parse(JSON.stringify(alerts)));
+    const instances = response.body.alerts.map(
+      (alert: { labels: { instance: string } }) => alert.labels.instance,
+    );
+    assert.deepEqual(
+      instances.slice(0, 25).sort(),
+      Array.from({ length: 25 }, (_, index) => `host-${45 + index}`).sort(),
+      'the 25 alerts added last come first',
+    );
+    assert.equal(new Set(instances).size, 70, 'each alert once');
+  });
+
+  test('an incident body with no alerts has an empty list', () => {
+    const row: IncidentRow = {
+      id: 1,
+      group_key: 'none',
+      title: 'Nothing left',
+      group_labels: {},
+      status: 'resolved',
+      severity: null,
+      severity_rank: 0,
+      triggered_at: new Date('2026-07-27T10:00:00Z'),
+      acknowledged_by: null,
+      acknowledged_by_username: null,
+      acknowledged_at: null,
+      assigned_to: null,
+      assigned_to_username: null,
+      snoozed_until: null,
+      resolved_at: new Date('2026-07-27T11:00:00Z'),
+      resolution_source: 'manual',
+      archived_at: null,
+    };
+    const body = JSON.parse(incidentWithAlertsJson(row, []).toString('utf8'));
+    assert.deepEqual(body.alerts, []);
+    assert.equal(body.title, 'Nothing left');
   });
 
   test('unknown incidents answer 404 and malformed ids 400', async () => {

@@ -56,10 +56,10 @@ export function incidentRoutes(service: IncidentService) {
         },
       },
       async (request, reply) => {
-        const { incident, alertsJson } = await incidents().get(request.params.id);
-        // JSON text already (routes/incidents/wire.ts): Fastify sends a string
+        const { incident, alertsJsonParts } = await incidents().get(request.params.id);
+        // JSON bytes already (routes/incidents/wire.ts): Fastify sends a buffer
         // as it is, so the schema documents this body and does not serialise it.
-        const body = incidentWithAlertsJson(incident, alertsJson) as unknown as Incident;
+        const body = incidentWithAlertsJson(incident, alertsJsonParts) as unknown as Incident;
         return reply.type('application/json; charset=utf-8').send(body);
       },
     );

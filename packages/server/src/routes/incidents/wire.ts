@@ -30,15 +30,31 @@ export function serializeIncident(row: IncidentRow): Incident {
 }
 
 /**
- * The incident page's body, as JSON text: the incident as serializeIncident
- * makes it, with its alerts as the JSON array PostgreSQL wrote
- * (repositories/alerts.ts alertsOfIncidentJson). Sent as it is, so the
+ * The incident page's body, as UTF-8 JSON: the incident as serializeIncident
+ * makes it, with its alerts as the JSON PostgreSQL wrote
+ * (repositories/alerts.ts alertsOfIncidentJsonParts). Sent as it is, so the
  * route's response schema (IncidentSchema, the contract) documents this body
  * but does not serialise it; the routes' tests check that both agree.
+ *
+ * Written part by part into one buffer, never joined into one string: a
+ * string of half a megabyte lives in V8's old generation from birth, and one
+ * per refresh made the collector stop the server for 3–20 ms every twenty
+ * pages of 1,000 alerts. A buffer's bytes are outside V8's heap.
  */
-export function incidentWithAlertsJson(row: IncidentRow, alertsJson: string): string {
+export function incidentWithAlertsJson(row: IncidentRow, alertsJsonParts: readonly string[]): Buffer {
   const incident = JSON.stringify(serializeIncident(row));
-  return `${incident.slice(0, -1)},"alerts":${alertsJson}}`;
+  const head = `${incident.slice(0, -1)},"alerts":[`;
+  const tail = ']}';
+  let length = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.max(alertsJsonParts.length - 1, 0);
+  for (const part of alertsJsonParts) length += Buffer.byteLength(part);
+  const body = Buffer.allocUnsafe(length);
+  let offset = body.write(head);
+  alertsJsonParts.forEach((part, index) => {
+    if (index > 0) offset += body.write(',', offset);
+    offset += body.write(part, offset);
+  });
+  body.write(tail, offset);
+  return body;
 }
 
 function time(value: Date | null): string | undefined {
