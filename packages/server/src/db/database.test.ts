@@ -85,3 +85,23 @@ test('PostgreSQL connections never JIT-compile a plan, however costly its estima
     await db.close();
   }
 });
+
+test('a statement PostgreSQL refuses fails alone: its connection, and what it prepared, serve the next one', async () => {
+  const url = process.env.TERDUT_TEST_DATABASE_URL;
+  assert.ok(url, 'TERDUT_TEST_DATABASE_URL is set by the global setup');
+  const db = await openPostgres(url, { max: 1 });
+  try {
+    const backendOf = async () =>
+      (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    const before = await backendOf();
+    await assert.rejects(db.query('SELECT 1 / $1::int AS quotient', [0]), /division by zero/);
+    await assert.rejects(
+      db.transaction(async (tx) => tx.query('SELECT 1 / $1::int AS quotient', [0])),
+      /division by zero/,
+    );
+    assert.equal(await backendOf(), before, 'the same server process answers after both errors');
+    assert.deepEqual((await db.query('SELECT 6 / $1::int AS quotient', [3])).rows, [{ quotient: 2 }]);
+  } finally {
+    await db.close();
+  }
+});

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
+import { PooledConnection, StatementDeadlines } from './pooled-connections.ts';
 
 /** Something that runs SQL: the whole database, or one open transaction. */
 export interface Queryable {
@@ -114,11 +115,9 @@ export async function openPostgres(
     max: options.max ?? 10,
     // Connecting (or waiting for a free connection) is waiting for an answer too.
     connectionTimeoutMillis: Math.min(10_000, options.queryTimeoutMs ?? 10_000),
-    // The server cancels a statement running longer than this…
+    // The server cancels a statement running longer than this (and
+    // StatementDeadlines below gives up when no answer comes at all).
     statement_timeout: options.statementTimeoutMs ?? 30_000,
-    // …and the client stops waiting when no answer comes at all (a frozen
-    // server or network), so a request fails with 5xx instead of hanging.
-    query_timeout: options.queryTimeoutMs ?? 35_000,
     // No JIT compiling, ever: PostgreSQL compiles a plan whose estimated
     // cost passes jit_above_cost, and a prepared statement keeps that
     // decision with its plan. Every statement here runs in milliseconds;
@@ -145,42 +144,55 @@ export async function openPostgres(
     );
   }
   const listeners = new PostgresListeners(url);
+  // The client stops waiting when no answer comes at all (a frozen server or
+  // network), so a request fails with 5xx instead of hanging.
+  const deadlines = new StatementDeadlines(options.queryTimeoutMs ?? 35_000);
+  const borrow = async () => new PooledConnection(await pool.connect(), deadlines);
+  /** One statement (or script) on a connection of its own. */
+  const runAlone = async (config: pg.QueryConfig | string) => {
+    const connection = await borrow();
+    try {
+      return await connection.query(config);
+    } finally {
+      connection.release();
+    }
+  };
   return {
     kind: 'postgres',
     async query<Row>(sql: string, params: readonly unknown[] = []) {
-      const result = await pool.query(preparedQuery(sql, params));
+      const result = await runAlone(preparedQuery(sql, params));
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     },
     async exec(script: string) {
-      await pool.query(script);
+      await runAlone(script);
     },
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      const connection = await borrow();
       try {
-        await client.query('BEGIN');
+        await connection.query('BEGIN');
         const tx: Queryable = {
           async query<Row>(sql: string, params: readonly unknown[] = []) {
-            const result = await client.query(preparedQuery(sql, params));
+            const result = await connection.query(preparedQuery(sql, params));
             return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
           },
           async exec(script: string) {
-            await client.query(script);
+            await connection.query(script);
           },
         };
         const value = await work(tx);
-        await client.query('COMMIT');
+        await connection.query('COMMIT');
         return value;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
+        await connection.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
-        client.release();
+        connection.release();
       }
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     listen: (channel, onNotification) => listeners.listen(channel, onNotification),
     async notify(channel, payload) {
-      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      await runAlone({ text: 'SELECT pg_notify($1, $2)', values: [channel, payload] });
     },
     async close() {
       await listeners.close();

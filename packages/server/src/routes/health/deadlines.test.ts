@@ -17,8 +17,14 @@ import {
 import { openPostgres, type Database } from '../../db/database.ts';
 import { READY_DEADLINE_MS } from './index.ts';
 
-/** Stand-in for a frozen database: forwards TCP to `target` until freeze(), then holds every byte. */
-async function freezableProxy(target: URL): Promise<{ url: string; freeze(): void; close(): Promise<void> }> {
+/**
+ * Stand-in for a frozen database: forwards TCP to `target` until freeze(),
+ * then drops every byte until thaw() (the connections that were open by then
+ * stay broken, as after a real network outage; new ones work again).
+ */
+async function freezableProxy(
+  target: URL,
+): Promise<{ url: string; freeze(): void; thaw(): void; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let frozen = false;
   const server: Server = createServer((client) => {
@@ -39,6 +45,7 @@ async function freezableProxy(target: URL): Promise<{ url: string; freeze(): voi
   return {
     url: url.toString(),
     freeze: () => (frozen = true),
+    thaw: () => (frozen = false),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -83,11 +90,51 @@ describe('probes when PostgreSQL stops answering', () => {
     assert.ok(performance.now() - started < 500, 'healthz waited for the database');
   });
 
+  /** Opens connections while the database answers, then freezes it: statements meet a silent connection, not a connect timeout. */
+  async function freezeWithIdleConnections(): Promise<void> {
+    proxy.thaw();
+    await Promise.all([1, 2, 3].map(() => db.query('SELECT pg_sleep(0.05)')));
+    proxy.freeze();
+  }
+
   test('a query to the frozen database fails after TERDUT_DB_QUERY_TIMEOUT instead of hanging', async () => {
+    await freezeWithIdleConnections();
     const started = performance.now();
-    await assert.rejects(db.query('SELECT 1'), /timeout/i);
+    await assert.rejects(
+      db.query('SELECT 1'),
+      /PostgreSQL did not answer within 3000 ms \(TERDUT_DB_QUERY_TIMEOUT\); the connection was closed/,
+    );
     const took = performance.now() - started;
     assert.ok(took >= 2_500 && took < 6_000, `gave up after ${Math.round(took)} ms`);
+  });
+
+  test('a transaction whose statement gets no answer fails in time, without waiting on its ROLLBACK', async () => {
+    await freezeWithIdleConnections();
+    const started = performance.now();
+    await assert.rejects(
+      db.transaction(async (tx) => tx.query('SELECT 1')),
+      /did not answer within 3000 ms/,
+    );
+    const took = performance.now() - started;
+    assert.ok(took >= 2_500 && took < 6_000, `gave up after ${Math.round(took)} ms`);
+  });
+
+  test('once the database answers again, statements succeed: no connection that went silent is lent again', async () => {
+    proxy.thaw();
+    // More statements than the pool holds, each on a connection of its own:
+    // any silent connection handed out again would fail one of them.
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, index) => db.query<{ n: number }>('SELECT $1::int AS n', [index])),
+    );
+    assert.deepEqual(
+      answers.map((answer) => answer.rows[0]!.n),
+      [0, 1, 2, 3, 4, 5, 6, 7],
+    );
+    assert.equal(
+      await db.transaction(async (tx) => (await tx.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one),
+      1,
+    );
+    assert.equal((await server.request({ method: 'GET', url: '/readyz' })).status, 200);
   });
 });
 
