@@ -268,10 +268,10 @@ const ALERTS_PER_JSON_PART = 32;
  * parts (routes/incidents/wire.ts joins them). A page of 1,000 alerts costs
  * the server some 30 short strings instead of 1,000 rows to parse, dates to
  * build and objects to serialise (bench/README.md, "The incident page
- * written by PostgreSQL"). Parts, not one string: one text of half a
- * megabyte is born in V8's old generation and filled it at every refresh,
- * where short strings die young (bench/README.md, "The incident page in
- * parts").
+ * written by PostgreSQL"). Parts, not one string: a text of half a
+ * megabyte is born in V8's old generation, one more step towards a full
+ * collection at every refresh, where short strings die young
+ * (bench/README.md, "Results kept alive by node-postgres' timer").
  */
 export async function alertsOfIncidentJsonParts(db: Queryable, incidentId: number): Promise<string[]> {
   const result = await db.query<{ part: string }>(

@@ -37,9 +37,9 @@ export function serializeIncident(row: IncidentRow): Incident {
  * but does not serialise it; the routes' tests check that both agree.
  *
  * Written part by part into one buffer, never joined into one string: a
- * string of half a megabyte lives in V8's old generation from birth, and one
- * per refresh made the collector stop the server for 3–20 ms every twenty
- * pages of 1,000 alerts. A buffer's bytes are outside V8's heap.
+ * string of half a megabyte lives in V8's old generation from birth, so
+ * each refresh would bring the next full collection closer. A buffer's
+ * bytes are outside V8's heap.
  */
 export function incidentWithAlertsJson(row: IncidentRow, alertsJsonParts: readonly string[]): Buffer {
   const incident = JSON.stringify(serializeIncident(row));
