@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
-import { PooledConnection, StatementDeadlines } from './pooled-connections.ts';
+import { NoAnswerError, PooledConnection, runOnTheClock, StatementDeadlines } from './pooled-connections.ts';
 
 /** Something that runs SQL: the whole database, or one open transaction. */
 export interface Queryable {
@@ -110,13 +110,16 @@ export async function openPostgres(
   url: string,
   options: { max?: number; statementTimeoutMs?: number; queryTimeoutMs?: number } = {},
 ): Promise<Database> {
+  // The client stops waiting when no answer comes at all (a frozen server or
+  // network), so a request fails with 5xx instead of hanging.
+  const deadlines = new StatementDeadlines(options.queryTimeoutMs ?? 35_000);
   const poolOptions: PoolOptions = {
     connectionString: url,
     max: options.max ?? 10,
     // Connecting (or waiting for a free connection) is waiting for an answer too.
     connectionTimeoutMillis: Math.min(10_000, options.queryTimeoutMs ?? 10_000),
     // The server cancels a statement running longer than this (and
-    // StatementDeadlines below gives up when no answer comes at all).
+    // `deadlines` gives up when no answer comes at all).
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     // No JIT compiling, ever: PostgreSQL compiles a plan whose estimated
     // cost passes jit_above_cost, and a prepared statement keeps that
@@ -127,7 +130,11 @@ export async function openPostgres(
     // after this, so nothing is planned on it before. (A server without
     // the setting, older than PostgreSQL 11, has no JIT either.)
     onConnect: async (client) => {
-      await client.query('SET jit = off').catch(() => {});
+      // On the clock, like every statement: a connection that goes silent
+      // here fails to connect (the pool closes it) instead of hanging.
+      await runOnTheClock(client, 'SET jit = off', deadlines, () => {}).catch((error: unknown) => {
+        if (error instanceof NoAnswerError) throw error;
+      });
     },
   };
   const pool = new pg.Pool(poolOptions);
@@ -144,9 +151,6 @@ export async function openPostgres(
     );
   }
   const listeners = new PostgresListeners(url);
-  // The client stops waiting when no answer comes at all (a frozen server or
-  // network), so a request fails with 5xx instead of hanging.
-  const deadlines = new StatementDeadlines(options.queryTimeoutMs ?? 35_000);
   const borrow = async () => new PooledConnection(await pool.connect(), deadlines);
   /** One statement (or script) on a connection of its own. */
   const runAlone = async (config: pg.QueryConfig | string) => {

@@ -26,7 +26,7 @@ export class StatementDeadlines {
   }
 
   /** Starts the clock on one statement; `expire` runs once if it is not settled in time. */
-  start(expire: (error: Error) => void): InFlight {
+  start(expire: (error: NoAnswerError) => void): InFlight {
     const inFlight: InFlight = { dueAt: performance.now() + this.timeoutMs, expire };
     this.#inFlight.add(inFlight);
     // Ticks while statements run, at a tenth of the bound (at most once a
@@ -47,12 +47,7 @@ export class StatementDeadlines {
       if (inFlight.dueAt > now) continue;
       const expire = inFlight.expire;
       this.settle(inFlight);
-      expire?.(
-        new Error(
-          `PostgreSQL did not answer within ${this.timeoutMs} ms (TERDUT_DB_QUERY_TIMEOUT); ` +
-            'the connection was closed. Check that the database server and the network to it are up',
-        ),
-      );
+      expire?.(new NoAnswerError(this.timeoutMs));
     }
     if (this.#inFlight.size === 0) {
       clearInterval(this.#ticker);
@@ -61,10 +56,46 @@ export class StatementDeadlines {
   }
 }
 
+/** A statement PostgreSQL did not answer in time; its connection is closed. */
+export class NoAnswerError extends Error {
+  constructor(timeoutMs: number) {
+    super(
+      `PostgreSQL did not answer within ${timeoutMs} ms (TERDUT_DB_QUERY_TIMEOUT); the connection was ` +
+        'closed. Check that the database server and the network to it are up',
+    );
+  }
+}
+
+/**
+ * Runs one statement on `client` through node-postgres' callback API, on
+ * the clock: past the deadline `late` runs and the statement fails with
+ * NoAnswerError, whatever becomes of it.
+ */
+export function runOnTheClock(
+  client: pg.ClientBase,
+  config: pg.QueryConfig | string,
+  deadlines: StatementDeadlines,
+  late: (error: NoAnswerError) => void,
+): Promise<pg.QueryResult> {
+  return new Promise((resolve, reject) => {
+    const inFlight = deadlines.start((error) => {
+      late(error);
+      reject(error);
+    });
+    const answered = (error: Error | undefined, result: pg.QueryResult) => {
+      deadlines.settle(inFlight);
+      if (error) reject(error);
+      else resolve(result);
+    };
+    if (typeof config === 'string') client.query(config, answered);
+    else client.query(config, answered);
+  });
+}
+
 /** A statement on the clock: when it is due, and what to do then (cleared once settled). */
 export interface InFlight {
   readonly dueAt: number;
-  expire: ((error: Error) => void) | undefined;
+  expire: ((error: NoAnswerError) => void) | undefined;
 }
 
 /**
@@ -86,19 +117,9 @@ export class PooledConnection {
 
   query(config: pg.QueryConfig | string): Promise<pg.QueryResult> {
     if (this.#lost !== undefined) return Promise.reject(this.#lost);
-    return new Promise((resolve, reject) => {
-      const inFlight = this.#deadlines.start((error) => {
-        this.#lost = error;
-        this.release();
-        reject(error);
-      });
-      const answered = (error: Error | undefined, result: pg.QueryResult) => {
-        this.#deadlines.settle(inFlight);
-        if (error) reject(error);
-        else resolve(result);
-      };
-      if (typeof config === 'string') this.#client.query(config, answered);
-      else this.#client.query(config, answered);
+    return runOnTheClock(this.#client, config, this.#deadlines, (error) => {
+      this.#lost = error;
+      this.release();
     });
   }
 

@@ -24,6 +24,7 @@ import { READY_DEADLINE_MS } from './index.ts';
  */
 async function freezableProxy(
   target: URL,
+  options: { freezeWhenClientSends?: string } = {},
 ): Promise<{ url: string; freeze(): void; thaw(): void; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let frozen = false;
@@ -34,7 +35,12 @@ async function freezableProxy(
       socket.on('error', () => {});
       socket.on('close', () => sockets.delete(socket));
     }
-    client.on('data', (chunk) => frozen || upstream.write(chunk));
+    client.on('data', (chunk: Buffer) => {
+      if (options.freezeWhenClientSends !== undefined && chunk.includes(options.freezeWhenClientSends)) {
+        frozen = true;
+      }
+      if (!frozen) upstream.write(chunk);
+    });
     upstream.on('data', (chunk) => frozen || client.write(chunk));
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
@@ -136,6 +142,24 @@ describe('probes when PostgreSQL stops answering', () => {
     );
     assert.equal((await server.request({ method: 'GET', url: '/readyz' })).status, 200);
   });
+});
+
+test('a connection that goes silent before its first statement fails to connect in time', async () => {
+  const database = await createTestPostgres();
+  // Silent from the statement every new connection runs first.
+  const proxy = await freezableProxy(new URL(database.url), { freezeWhenClientSends: 'SET jit = off' });
+  try {
+    const started = performance.now();
+    await assert.rejects(
+      openPostgres(proxy.url, { max: 1, statementTimeoutMs: 500, queryTimeoutMs: 1_000 }),
+      /database is not reachable .*PostgreSQL did not answer within 1000 ms \(TERDUT_DB_QUERY_TIMEOUT\)/,
+    );
+    const took = performance.now() - started;
+    assert.ok(took >= 800 && took < 4_000, `gave up after ${Math.round(took)} ms`);
+  } finally {
+    await proxy.close();
+    await database.drop();
+  }
 });
 
 describe('/metrics behind TERDUT_METRICS_TOKEN', () => {
