@@ -105,3 +105,68 @@ test('a statement PostgreSQL refuses fails alone: its connection, and what it pr
     await db.close();
   }
 });
+
+test('connections PostgreSQL ends (a restart, a failover, pg_terminate_backend) are replaced, never lent again', async () => {
+  const url = process.env.TERDUT_TEST_DATABASE_URL;
+  assert.ok(url, 'TERDUT_TEST_DATABASE_URL is set by the global setup');
+  const db = await openPostgres(url, { max: 3 });
+  const admin = await openPostgres(url, { max: 1 });
+  const terminate = (pids: number[]) =>
+    admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+  const backendOf = async () =>
+    (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  try {
+    // Three idle connections, all ended by the server.
+    const idle = await Promise.all([1, 2, 3].map(() => backendOf()));
+    await terminate(idle);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const after = await Promise.all([1, 2, 3].map(() => backendOf()));
+    for (const pid of after) assert.ok(!idle.includes(pid), `backend ${pid} was ended and is in use again`);
+
+    // A statement whose connection is ended under it fails at once, in a transaction too.
+    // Each case starts with three open, idle connections.
+    for (const run of [
+      (sql: string) => db.query(sql),
+      (sql: string) => db.transaction((tx) => tx.query(sql)),
+    ]) {
+      const running = run('SELECT pg_sleep(30)');
+      // Expected at once, so the rejection is never unhandled, whenever it comes.
+      const failed = assert.rejects(running, /terminat/i);
+      let busy: number[] = [];
+      while (busy.length === 0) {
+        busy = (
+          await admin.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'`,
+          )
+        ).rows.map((row) => row.pid);
+      }
+      const started = performance.now();
+      await terminate(busy);
+      await failed;
+      assert.ok(performance.now() - started < 5_000, 'the statement failed when its connection ended');
+      // Out of the pool by the time its caller hears of it, not idle in it
+      // until node-postgres notices the socket closed.
+      assert.deepEqual(db.poolStats(), { total: 2, idle: 2, waiting: 0 });
+      const next = await Promise.all([1, 2, 3].map(() => backendOf()));
+      assert.ok(!next.some((pid) => busy.includes(pid)), `backend ${busy.join()} was lent again`);
+    }
+    // Ended between two statements of a transaction, while the connection is
+    // lent and the pool does not listen to it: the next statement fails,
+    // and the process, which would die of an 'error' event nobody hears,
+    // goes on.
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        await terminate([pid]);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await tx.query('SELECT 1');
+      }),
+      /terminat|not queryable/i,
+    );
+    assert.deepEqual((await db.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+    assert.equal(await db.transaction(async (tx) => (await tx.query('SELECT 2 AS two')).rows[0]!.two), 2);
+  } finally {
+    await db.close();
+    await admin.close();
+  }
+});

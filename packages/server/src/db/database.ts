@@ -138,8 +138,15 @@ export async function openPostgres(
     },
   };
   const pool = new pg.Pool(poolOptions);
-  // An idle client losing its connection must not crash the process.
+  // A connection that ends (a PostgreSQL restart or failover, an idle
+  // session killer) must never crash the process: node-postgres emits
+  // 'error' on its client, and an event without a listener is thrown.
+  // While idle the pool listens (and drops it); while lent, it does not,
+  // and the statement's own failure reaches its caller before the client
+  // is back in the pool, so every client listens for good. Its statements
+  // fail anyway, and the pool drops a client that cannot take more.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   try {
     const client = await pool.connect();
     client.release();

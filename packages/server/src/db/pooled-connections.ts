@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 
 /**
  * Gives up on statements PostgreSQL has not answered within a bound
@@ -99,10 +99,31 @@ export interface InFlight {
 }
 
 /**
+ * SQLSTATE classes of errors that end one statement and leave its session
+ * as it was: data (22), constraints (23), serialisation and deadlocks
+ * (40), syntax and access (42), locks not available (55), PL/pgSQL's
+ * RAISE (P0); and a statement cancelled by statement_timeout (57014).
+ * Anything else (the session ended: 57P01 administrator command, 08
+ * connection exceptions, FATAL errors, a broken socket) closes the
+ * connection.
+ */
+const STATEMENT_ERROR_CLASSES = new Set(['22', '23', '40', '42', '55', 'P0']);
+
+function endsOnlyTheStatement(error: unknown): boolean {
+  if (!(error instanceof pg.DatabaseError) || error.code === undefined) return false;
+  return error.code === '57014' || STATEMENT_ERROR_CLASSES.has(error.code.slice(0, 2));
+}
+
+/**
  * One connection borrowed from the pool for one statement or one
- * transaction. A statement past its deadline fails at once, and the
- * connection goes back to the pool marked broken, which closes it; later
- * statements on it fail at once with the same error.
+ * transaction. It goes back to the pool only if its statements were
+ * answered and none failed in a way that can end a session; otherwise it
+ * goes back marked broken, which closes it, and later statements on it
+ * fail at once with the same error. A statement past its deadline fails at
+ * once and gives its connection back then. (PostgreSQL's last message on a
+ * connection it ended, "terminating connection", reaches the statement
+ * before the connection's end reaches node-postgres: given back as it was,
+ * it sat idle in the pool, dead, until then.)
  */
 export class PooledConnection {
   readonly #client: pg.PoolClient;
@@ -115,21 +136,20 @@ export class PooledConnection {
     this.#deadlines = deadlines;
   }
 
-  query(config: pg.QueryConfig | string): Promise<pg.QueryResult> {
-    if (this.#lost !== undefined) return Promise.reject(this.#lost);
-    return runOnTheClock(this.#client, config, this.#deadlines, (error) => {
-      this.#lost = error;
-      this.release();
-    });
+  async query(config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    if (this.#lost !== undefined) throw this.#lost;
+    try {
+      return await runOnTheClock(this.#client, config, this.#deadlines, (error) => {
+        this.#lost = error;
+        this.release();
+      });
+    } catch (error) {
+      if (!endsOnlyTheStatement(error)) this.#lost ??= error as Error;
+      throw error;
+    }
   }
 
-  /**
-   * Back to the pool, once. A connection that errored by itself is closed by
-   * the pool (it checks that the client can still take statements); one that
-   * did not answer in time is closed here. A statement that failed on the
-   * server (a constraint, a cancelled statement) leaves the connection, and
-   * its prepared statements, usable.
-   */
+  /** Back to the pool, once; closed by the pool when a statement on it failed beyond itself. */
   release(): void {
     if (this.#released) return;
     this.#released = true;
