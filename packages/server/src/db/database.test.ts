@@ -1,7 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPglite, openPostgres, parseTimestamptz } from './database.ts';
+import { openPglite, openPostgres, parseTimestamptz, type Queryable } from './database.ts';
 import { isUniqueViolation } from './unique-violation.ts';
+
+function testPostgresUrl(): string {
+  const url = process.env.TERDUT_TEST_DATABASE_URL;
+  assert.ok(url, 'TERDUT_TEST_DATABASE_URL is set by the global setup');
+  return url;
+}
+
+/** The PostgreSQL server process that answers `db`'s next statement. */
+async function backendOf(db: Queryable): Promise<number> {
+  return (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+}
 
 test('a PGlite error keeps its code and message but not the statement or its parameters', async () => {
   const db = await openPglite(undefined);
@@ -42,8 +53,7 @@ test('timestamps from PostgreSQL read as the instants they name, whatever the of
 });
 
 test('timestamptz values come back from PostgreSQL as the same instants in a session of any time zone', async () => {
-  const url = process.env.TERDUT_TEST_DATABASE_URL;
-  assert.ok(url, 'TERDUT_TEST_DATABASE_URL is set by the global setup');
+  const url = testPostgresUrl();
   const db = await openPostgres(url, { max: 1 });
   try {
     const instants = ['2026-12-03T10:58:11.446Z', '2026-03-29T01:30:00.000Z', '1999-12-31T23:59:59.999Z'];
@@ -64,8 +74,7 @@ test('timestamptz values come back from PostgreSQL as the same instants in a ses
 });
 
 test('PostgreSQL connections never JIT-compile a plan, however costly its estimate', async () => {
-  const url = process.env.TERDUT_TEST_DATABASE_URL;
-  assert.ok(url, 'TERDUT_TEST_DATABASE_URL is set by the global setup');
+  const url = testPostgresUrl();
   const db = await openPostgres(url, { max: 3 });
   try {
     // Estimated at a billion rows, far past jit_above_cost; asked on three connections at once.
@@ -87,19 +96,16 @@ test('PostgreSQL connections never JIT-compile a plan, however costly its estima
 });
 
 test('a statement PostgreSQL refuses fails alone: its connection, and what it prepared, serve the next one', async () => {
-  const url = process.env.TERDUT_TEST_DATABASE_URL;
-  assert.ok(url, 'TERDUT_TEST_DATABASE_URL is set by the global setup');
+  const url = testPostgresUrl();
   const db = await openPostgres(url, { max: 1 });
   try {
-    const backendOf = async () =>
-      (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-    const before = await backendOf();
+    const before = await backendOf(db);
     await assert.rejects(db.query('SELECT 1 / $1::int AS quotient', [0]), /division by zero/);
     await assert.rejects(
       db.transaction(async (tx) => tx.query('SELECT 1 / $1::int AS quotient', [0])),
       /division by zero/,
     );
-    assert.equal(await backendOf(), before, 'the same server process answers after both errors');
+    assert.equal(await backendOf(db), before, 'the same server process answers after both errors');
     assert.deepEqual((await db.query('SELECT 6 / $1::int AS quotient', [3])).rows, [{ quotient: 2 }]);
   } finally {
     await db.close();
@@ -107,20 +113,17 @@ test('a statement PostgreSQL refuses fails alone: its connection, and what it pr
 });
 
 test('connections PostgreSQL ends (a restart, a failover, pg_terminate_backend) are replaced, never lent again', async () => {
-  const url = process.env.TERDUT_TEST_DATABASE_URL;
-  assert.ok(url, 'TERDUT_TEST_DATABASE_URL is set by the global setup');
+  const url = testPostgresUrl();
   const db = await openPostgres(url, { max: 3 });
   const admin = await openPostgres(url, { max: 1 });
   const terminate = (pids: number[]) =>
     admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
-  const backendOf = async () =>
-    (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
   try {
     // Three idle connections, all ended by the server.
-    const idle = await Promise.all([1, 2, 3].map(() => backendOf()));
+    const idle = await Promise.all([1, 2, 3].map(() => backendOf(db)));
     await terminate(idle);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const after = await Promise.all([1, 2, 3].map(() => backendOf()));
+    const after = await Promise.all([1, 2, 3].map(() => backendOf(db)));
     for (const pid of after) assert.ok(!idle.includes(pid), `backend ${pid} was ended and is in use again`);
 
     // A statement whose connection is ended under it fails at once, in a transaction too.
@@ -147,7 +150,7 @@ test('connections PostgreSQL ends (a restart, a failover, pg_terminate_backend) 
       // Out of the pool by the time its caller hears of it, not idle in it
       // until node-postgres notices the socket closed.
       assert.deepEqual(db.poolStats(), { total: 2, idle: 2, waiting: 0 });
-      const next = await Promise.all([1, 2, 3].map(() => backendOf()));
+      const next = await Promise.all([1, 2, 3].map(() => backendOf(db)));
       assert.ok(!next.some((pid) => busy.includes(pid)), `backend ${busy.join()} was lent again`);
     }
     // Ended between two statements of a transaction, while the connection is
@@ -156,8 +159,7 @@ test('connections PostgreSQL ends (a restart, a failover, pg_terminate_backend) 
     // goes on.
     await assert.rejects(
       db.transaction(async (tx) => {
-        const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-        await terminate([pid]);
+        await terminate([await backendOf(tx)]);
         await new Promise((resolve) => setTimeout(resolve, 200));
         await tx.query('SELECT 1');
       }),

@@ -87,8 +87,7 @@ export function runOnTheClock(
       if (error) reject(error);
       else resolve(result);
     };
-    if (typeof config === 'string') client.query(config, answered);
-    else client.query(config, answered);
+    client.query(typeof config === 'string' ? { text: config } : config, answered);
   });
 }
 

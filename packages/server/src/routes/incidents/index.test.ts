@@ -15,10 +15,9 @@ import {
 } from '@terdut/test-support';
 import { Value } from 'typebox/value';
 import { IncidentSchema } from '@terdut/contract';
-import { findIncidentById } from '../../repositories/incidents.ts';
+import { findIncidentById, type IncidentRow } from '../../repositories/incidents.ts';
 import { listAlertsOfIncident } from '../../repositories/alerts.ts';
 import { incidentWithAlertsJson, serializeIncident } from './wire.ts';
-import type { IncidentRow } from '../../repositories/incidents.ts';
 import { serializeAlert } from '../alerts/wire.ts';
 
 forEachDatabase('incidents API', (database) => {
