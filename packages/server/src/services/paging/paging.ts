@@ -68,6 +68,7 @@ import { issueCapability, readCapability } from './capability.ts';
 import { formatDuration } from '../format-duration.ts';
 import { activeWindows, type MaintenanceWindowRow } from '../../repositories/maintenance-windows.ts';
 import { matchesAll, parseMatcher } from './matchers.ts';
+import { OnePassAtATime } from './one-pass-at-a-time.ts';
 
 /** How long a claimed message belongs to the replica sending it (sends time out after 10 s). */
 const LEASE_MS = 60_000;
@@ -104,6 +105,8 @@ export class PagingService {
   readonly #onCall: OnCallLookupFor;
   readonly #parallelEscalations: number;
   #capabilityKey: Promise<string> | undefined;
+  /** The poll's passes and the wakes' take turns (one-pass-at-a-time.ts says why). */
+  readonly #escalations = new OnePassAtATime(() => this.#escalateDue());
   #waking: Promise<void> | undefined;
   #wakeAgain = false;
 
@@ -132,8 +135,9 @@ export class PagingService {
   /**
    * Runs a pass now instead of at the next poll (a new incident was just
    * committed here): only a shortcut for latency; the database stays the
-   * record, and the poll finds anything this misses. Passes never overlap
-   * in one process: a wake during a pass runs one more after it.
+   * record, and the poll finds anything this misses. Wakes never overlap
+   * one another: a wake during one runs one more after it. Their
+   * escalation passes and the poll's take turns too (escalate).
    */
   wake(): void {
     if (this.#waking !== undefined) {
@@ -166,8 +170,17 @@ export class PagingService {
     return { steps, messages };
   }
 
-  /** Fires every escalation step that is due; returns how many escalations it advanced. */
-  async escalate(): Promise<number> {
+  /**
+   * Fires every escalation step that is due; returns how many escalations it
+   * advanced. Sends are not serialised like this: a slow provider must not
+   * hold back the next escalation, and a message's lease keeps two sends
+   * of it apart.
+   */
+  escalate(): Promise<number> {
+    return this.#escalations.run();
+  }
+
+  async #escalateDue(): Promise<number> {
     let advanced = 0;
     const seen = new Set<number>();
     for (;;) {
