@@ -18,21 +18,53 @@ export class ChangeFeed {
   readonly #subscribers = new Set<(change: Change) => void>();
   #listening: Promise<unknown> | undefined;
   #stopListening: (() => Promise<void>) | undefined;
+  /** Announced, not yet sent: each distinct change once, in the order first announced. */
+  readonly #pending = new Set<string>();
+  /** The send that will take everything pending when it starts (after the one on the wire). */
+  #nextSend: Promise<void> | undefined;
+  #lastSend: Promise<void> = Promise.resolve();
 
   constructor(db: Database) {
     this.#db = db;
   }
 
-  /** Announces `changes` to every replica. Never throws: a lost announcement only delays a refresh. */
-  async announce(changes: Change[]): Promise<void> {
-    if (changes.length === 0) return;
-    // One statement for all of them: a webhook announces two, on every notification.
+  /**
+   * Announces `changes` to every replica; resolves once they are sent. Never
+   * throws: a lost announcement only delays a refresh.
+   *
+   * One NOTIFY statement is on the wire at a time; what is announced
+   * meanwhile waits for it and goes in the next, each distinct change once.
+   * In an alert storm every notification announced the same two changes in
+   * a round trip of its own; now a storm costs one statement per round
+   * trip, and a listener hears each change once per statement, which is all
+   * it needs to refetch.
+   */
+  announce(changes: Change[]): Promise<void> {
+    if (changes.length === 0) return Promise.resolve();
+    for (const change of changes) this.#pending.add(JSON.stringify(change));
+    if (this.#nextSend === undefined) {
+      this.#nextSend = this.#lastSend.then(() => {
+        this.#nextSend = undefined;
+        const payloads = [...this.#pending];
+        this.#pending.clear();
+        return this.#notify(payloads);
+      });
+      this.#lastSend = this.#nextSend;
+    }
+    return this.#nextSend;
+  }
+
+  async #notify(payloads: string[]): Promise<void> {
+    // One statement for all of them, in order.
     await this.#db
       .query(
         'SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS x(payload, n) ORDER BY n',
-        [CHANGES_CHANNEL, changes.map((change) => JSON.stringify(change))],
+        [CHANGES_CHANNEL, payloads],
       )
-      .catch(() => {});
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   }
 
   /** Calls `onChange` for every change from now on; resolves when listening, with the unsubscribe function. */

@@ -8,6 +8,7 @@ import {
   type TestUser,
   openIncident,
 } from '@terdut/test-support';
+import { ChangeFeed, type Change } from './change-feed.ts';
 
 /** Reads server-sent events from `url` until `until` returns true for one; resolves with the events seen. */
 async function readEvents(
@@ -78,6 +79,31 @@ forEachDatabase('live changes', (database) => {
     await database().notify('terdut_test_channel', 'after stop');
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(heard, ['hello']);
+  });
+
+  test('a burst of writes reaches a listener as each distinct change, not once per write', async () => {
+    const feed = new ChangeFeed(database());
+    const heard: Change[] = [];
+    await feed.subscribe((change) => heard.push(change));
+    const webhook: Change[] = [{ topic: 'alerts' }, { topic: 'incidents' }];
+    // Thirty webhook answers at once, and one acknowledgement among them.
+    await Promise.all(
+      Array.from({ length: 30 }, (_, n) =>
+        feed.announce(n === 15 ? [{ topic: 'incidents', incident_id: 7 }] : webhook),
+      ),
+    );
+    // One more after the burst is sent on its own.
+    await feed.announce([{ topic: 'schedule' }]);
+    const deadline = Date.now() + 5000;
+    while (!heard.some((change) => change.topic === 'schedule') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await feed.close();
+    const count = (topic: string, id?: number) =>
+      heard.filter((change) => change.topic === topic && change.incident_id === id).length;
+    assert.equal(count('alerts'), 1, JSON.stringify(heard));
+    assert.equal(count('incidents'), 1, JSON.stringify(heard));
+    assert.equal(count('incidents', 7), 1, JSON.stringify(heard));
+    assert.equal(count('schedule'), 1, JSON.stringify(heard));
   });
 
   test('GET /api/events needs a signed-in caller', async () => {
