@@ -46,6 +46,8 @@ import { prepareStorage, startServerProcess, type BenchStorage } from './support
 interface Cost {
   serverCpuMs: number;
   databaseCpuMs: number;
+  /** This process's: the load generator (JSON, HTTP client) shares the two cores with the server. */
+  senderCpuMs: number;
 }
 
 /**
@@ -93,15 +95,22 @@ async function benchServer(name: string, storage: BenchStorage): Promise<ServerR
     await warmUpServer(send);
     results.rssIdleMiB = memoryOf(server.pid).rssMiB;
     for (const scenario of SCENARIOS) {
-      const before = { sent, server: cpuMsOf(server.pid), database: backends?.totalMs() ?? 0 };
+      const before = {
+        sent,
+        server: cpuMsOf(server.pid),
+        database: backends?.totalMs() ?? 0,
+        sender: process.cpuUsage(),
+      };
       const { measured } = await runScenario(scenario, send);
       // The CPU below includes paging the scenario's incidents, even what it did after the senders stopped.
       if (database !== undefined) results.backlog.set(scenario.label, await waitForPaging(database));
       const notifications = sent - before.sent;
+      const sender = process.cpuUsage(before.sender);
       results.measured.set(scenario.label, measured);
       results.cost.set(scenario.label, {
         serverCpuMs: (cpuMsOf(server.pid) - before.server) / notifications,
         databaseCpuMs: ((backends?.totalMs() ?? 0) - before.database) / notifications,
+        senderCpuMs: (sender.user + sender.system) / 1000 / notifications,
       });
       console.log(describeMeasured(name, scenario, measured));
     }
@@ -262,6 +271,7 @@ async function main(): Promise<void> {
           `${((measured.alertsPerSecond / rawPostgres.alertsPerSecond) * 100).toFixed(1)} %`,
           `${cost.serverCpuMs.toFixed(2)} ms`,
           database === 'PGlite' ? '(in the server)' : `${cost.databaseCpuMs.toFixed(2)} ms`,
+          `${cost.senderCpuMs.toFixed(2)} ms`,
         ]);
       }
     }
@@ -279,6 +289,7 @@ async function main(): Promise<void> {
         `${((measured.alertsPerSecond / rawPostgres.alertsPerSecond) * 100).toFixed(1)} %`,
         '-',
         '-',
+        '-',
       ]);
     }
     printTable(
@@ -292,6 +303,7 @@ async function main(): Promise<void> {
         'of raw PG inserts',
         'server CPU/notification',
         'PostgreSQL CPU/notification',
+        'sender CPU/notification',
       ],
       rows,
     );
