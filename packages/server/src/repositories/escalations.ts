@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import type { PolicyDefinition } from './escalation-policies.ts';
+import { eventsParameter, insertEventsStatement, type NewIncidentEvent } from './incident-events.ts';
 
 export type EscalationState = 'active' | 'paused' | 'stopped' | 'finished';
 
@@ -77,12 +78,42 @@ export async function updateEscalation(
   changes: EscalationChanges,
   now: Date,
 ): Promise<void> {
+  const update = updateStatement(incidentId, changes, now);
+  await tx.query(update.text, update.values);
+}
+
+/**
+ * updateEscalation and the timeline's new events in one statement: the
+ * end of every paging step, one round trip instead of two.
+ */
+export async function updateEscalationWithEvents(
+  tx: Queryable,
+  incidentId: number,
+  changes: EscalationChanges,
+  events: NewIncidentEvent[],
+  now: Date,
+): Promise<void> {
+  if (events.length === 0) return updateEscalation(tx, incidentId, changes, now);
+  const update = updateStatement(incidentId, changes, now);
+  // A data-modifying WITH runs whether or not the INSERT reads it.
+  await tx.query(
+    `WITH moved AS (${update.text}) ${insertEventsStatement(`$${update.values.length + 1}`, '$2')}`,
+    [...update.values, eventsParameter(events)],
+  );
+}
+
+/** The UPDATE of updateEscalation: `$1` the incident, `$2` now, then the changed columns. */
+function updateStatement(
+  incidentId: number,
+  changes: EscalationChanges,
+  now: Date,
+): { text: string; values: unknown[] } {
   const columns = CHANGEABLE.filter((column) => column in changes);
   const assignments = columns.map((column, index) => `${column} = $${index + 3}`);
-  await tx.query(
-    `UPDATE escalations SET ${['updated_at = $2', ...assignments].join(', ')} WHERE incident_id = $1`,
-    [incidentId, now, ...columns.map((column) => changes[column])],
-  );
+  return {
+    text: `UPDATE escalations SET ${['updated_at = $2', ...assignments].join(', ')} WHERE incident_id = $1`,
+    values: [incidentId, now, ...columns.map((column) => changes[column])],
+  };
 }
 
 /**

@@ -48,28 +48,38 @@ const SELECT_EVENT = `
 /** Appends events in the given order (ids ascend in that order), all stamped `now`. */
 export async function insertEvents(tx: Queryable, events: NewIncidentEvent[], now: Date): Promise<number[]> {
   if (events.length === 0) return [];
-  const result = await tx.query<{ id: number }>(
-    `INSERT INTO incident_events (incident_id, type, user_id, alert_id, detail, created_at)
-     SELECT incident_id, type, user_id, alert_id, detail, $2
-       FROM ROWS FROM (jsonb_to_recordset($1::jsonb)
+  const result = await tx.query<{ id: number }>(`${insertEventsStatement('$1', '$2')} RETURNING id`, [
+    eventsParameter(events),
+    now,
+  ]);
+  return result.rows.map((row) => row.id);
+}
+
+/**
+ * The INSERT of insertEvents, for a statement that writes something else
+ * beside it (a data-modifying WITH): `events` names the parameter holding
+ * eventsParameter(…), `now` the time they are stamped with.
+ */
+export function insertEventsStatement(events: string, now: string): string {
+  return `INSERT INTO incident_events (incident_id, type, user_id, alert_id, detail, created_at)
+     SELECT incident_id, type, user_id, alert_id, detail, ${now}
+       FROM ROWS FROM (jsonb_to_recordset(${events}::jsonb)
               AS (incident_id bigint, type text, user_id bigint, alert_id bigint, detail text))
             WITH ORDINALITY AS x(incident_id, type, user_id, alert_id, detail, ord)
-      ORDER BY ord
-     RETURNING id`,
-    [
-      JSON.stringify(
-        events.map((event) => ({
-          incident_id: event.incident_id,
-          type: event.type,
-          user_id: event.user_id ?? null,
-          alert_id: event.alert_id ?? null,
-          detail: event.detail ?? null,
-        })),
-      ),
-      now,
-    ],
+      ORDER BY ord`;
+}
+
+/** The events as insertEventsStatement's parameter, in order. */
+export function eventsParameter(events: NewIncidentEvent[]): string {
+  return JSON.stringify(
+    events.map((event) => ({
+      incident_id: event.incident_id,
+      type: event.type,
+      user_id: event.user_id ?? null,
+      alert_id: event.alert_id ?? null,
+      detail: event.detail ?? null,
+    })),
   );
-  return result.rows.map((row) => row.id);
 }
 
 export async function findEventById(db: Queryable, id: number): Promise<IncidentEventRow | undefined> {

@@ -21,6 +21,7 @@ import { insertEvents, type NewIncidentEvent } from '../../repositories/incident
 import {
   lockEscalation,
   updateEscalation,
+  updateEscalationWithEvents,
   dueEscalations,
   type EscalationRow,
 } from '../../repositories/escalations.ts';
@@ -323,19 +324,19 @@ export class PagingService {
     }
     const window = await this.#maintenanceWindowFor(tx, escalation.labels, now, reads);
     if (window !== undefined) {
-      await updateEscalation(tx, incidentId, { state: 'paused', due_at: window.ends_at }, now);
-      await cancelPendingPages(tx, incidentId);
-      await insertEvents(
+      const held: NewIncidentEvent = {
+        incident_id: incidentId,
+        type: 'paging_held',
+        detail: `maintenance window ${window.id} until ${window.ends_at.toISOString()}: ${window.reason}`,
+      };
+      await updateEscalationWithEvents(
         tx,
-        [
-          {
-            incident_id: incidentId,
-            type: 'paging_held',
-            detail: `maintenance window ${window.id} until ${window.ends_at.toISOString()}: ${window.reason}`,
-          },
-        ],
+        incidentId,
+        { state: 'paused', due_at: window.ends_at },
+        [held],
         now,
       );
+      await cancelPendingPages(tx, incidentId);
       return true;
     }
     let { round, step, repeat } = escalation;
@@ -354,8 +355,7 @@ export class PagingService {
     for (let fired = 1; ; fired++) {
       const next = await this.#fireStep(tx, incident, current, now, events, reads);
       if (next.state !== 'active' || next.due_at! > now || fired >= MAX_STEPS_PER_PASS) {
-        await updateEscalation(tx, incident.id, next, now);
-        await insertEvents(tx, events, now);
+        await updateEscalationWithEvents(tx, incident.id, next, events, now);
         return true;
       }
       current = { ...current, ...next };
