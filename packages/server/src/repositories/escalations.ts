@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 import type { PolicyDefinition } from './escalation-policies.ts';
 import { eventsParameter, insertEventsStatement, type NewIncidentEvent } from './incident-events.ts';
+import { selectIncidentWith, type IncidentRow } from './incidents.ts';
 
 export type EscalationState = 'active' | 'paused' | 'stopped' | 'finished';
 
@@ -52,6 +53,45 @@ export async function lockEscalation(tx: Queryable, incidentId: number): Promise
     [incidentId],
   );
   return result.rows[0];
+}
+
+// The escalation's columns beside an incident's, prefixed so none collides.
+const PREFIX = 'escalation_';
+const PREFIXED_COLUMNS = COLUMNS.split(', ')
+  .map((column) => `e.${column} AS ${PREFIX}${column}`)
+  .join(', ');
+
+/**
+ * The incident and its escalation, both locked, in one statement; undefined
+ * when another transaction holds the incident (SKIP LOCKED: another pass has
+ * it) or it has no escalation. The paging pass starts with this.
+ *
+ * The lock order every writer keeps, incident then escalation, holds within
+ * the statement: PostgreSQL locks a row's relations in the order of the
+ * locking clauses, whatever the join order, so the incident is locked (or
+ * skipped) before the escalation is waited for
+ * (escalation-lock-order.test.ts shows it).
+ */
+export async function lockIncidentAndEscalationUnlessHeld(
+  tx: Queryable,
+  incidentId: number,
+): Promise<{ incident: IncidentRow; escalation: EscalationRow } | undefined> {
+  const result = await tx.query<Record<string, unknown>>(
+    `${selectIncidentWith(PREFIXED_COLUMNS, 'JOIN escalations e ON e.incident_id = i.id')}
+      WHERE i.id = $1
+        FOR NO KEY UPDATE OF i SKIP LOCKED
+        FOR UPDATE OF e`,
+    [incidentId],
+  );
+  const row = result.rows[0];
+  if (row === undefined) return undefined;
+  const incident: Record<string, unknown> = {};
+  const escalation: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) {
+    if (column.startsWith(PREFIX)) escalation[column.slice(PREFIX.length)] = value;
+    else incident[column] = value;
+  }
+  return { incident: incident as unknown as IncidentRow, escalation: escalation as unknown as EscalationRow };
 }
 
 export interface EscalationChanges {

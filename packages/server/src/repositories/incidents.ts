@@ -36,6 +36,14 @@ const WITH_USERNAMES = `
 const SELECT_INCIDENT = `${INCIDENT_COLUMNS} FROM incidents i ${WITH_USERNAMES}`;
 
 /**
+ * The incident's SELECT (alias `i`) with more columns and joins, for a
+ * repository that reads an incident with a row of its own in one statement.
+ */
+export function selectIncidentWith(columns: string, joins: string): string {
+  return `${INCIDENT_COLUMNS}, ${columns} FROM incidents i ${WITH_USERNAMES} ${joins}`;
+}
+
+/**
  * Serialises every writer of one alert group (intake, staleness sweep) across
  * all replicas until the transaction ends. Must run inside a transaction.
  */
@@ -111,15 +119,6 @@ export async function lockIncidentById(tx: Queryable, id: number): Promise<Incid
   const result = await tx.query<IncidentRow>(`${SELECT_INCIDENT} WHERE i.id = $1 FOR NO KEY UPDATE OF i`, [
     id,
   ]);
-  return result.rows[0];
-}
-
-/** One incident, locked until the transaction ends; undefined when missing or another transaction holds it. */
-export async function lockIncidentUnlessHeld(tx: Queryable, id: number): Promise<IncidentRow | undefined> {
-  const result = await tx.query<IncidentRow>(
-    `${SELECT_INCIDENT} WHERE i.id = $1 FOR NO KEY UPDATE OF i SKIP LOCKED`,
-    [id],
-  );
   return result.rows[0];
 }
 

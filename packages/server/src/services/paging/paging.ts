@@ -15,11 +15,12 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
 import { ApiError, forbidden } from '../../errors.ts';
-import { findIncidentById, lockIncidentUnlessHeld, type IncidentRow } from '../../repositories/incidents.ts';
+import { findIncidentById, type IncidentRow } from '../../repositories/incidents.ts';
 import { listAlertsOfIncident } from '../../repositories/alerts.ts';
 import { insertEvents, type NewIncidentEvent } from '../../repositories/incident-events.ts';
 import {
   lockEscalation,
+  lockIncidentAndEscalationUnlessHeld,
   updateEscalation,
   updateEscalationWithEvents,
   dueEscalations,
@@ -305,11 +306,11 @@ export class PagingService {
   /** Reconciles one escalation with its incident's current state; true when it did something. */
   async #escalateOne(tx: Queryable, incidentId: number, reads: SharedReads): Promise<boolean> {
     // The incident first (the hooks' lock order); another replica holding it is skipped.
-    const incident = await lockIncidentUnlessHeld(tx, incidentId);
-    if (incident === undefined) return false;
-    const escalation = await lockEscalation(tx, incidentId);
+    const locked = await lockIncidentAndEscalationUnlessHeld(tx, incidentId);
+    if (locked === undefined) return false;
+    const { incident, escalation } = locked;
     const now = this.#clock.now();
-    if (escalation === undefined || escalation.due_at === null || escalation.due_at > now) return false;
+    if (escalation.due_at === null || escalation.due_at > now) return false;
 
     if (incident.status !== 'triggered') {
       if (incident.status === 'acknowledged' && escalation.updates > 0 && incident.acknowledged_by !== null) {

@@ -1,0 +1,119 @@
+/**
+ * The paging pass locks an incident and its escalation in one statement
+ * (lockIncidentAndEscalationUnlessHeld). Every writer of an escalation
+ * locks its incident first; the statement must keep that order, or a pass
+ * and an acknowledgement could deadlock. On PostgreSQL, with a second and a
+ * third connection holding and probing the locks (PGlite has one).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { createTestPostgres } from '../../../../test/support/databases.ts';
+import type { Database } from '../db/database.ts';
+import { insertEscalation, lockIncidentAndEscalationUnlessHeld } from './escalations.ts';
+import { BUILT_IN_DEFAULT_POLICY } from '../services/paging/policy-routing.ts';
+
+let postgres: Awaited<ReturnType<typeof createTestPostgres>>;
+let db: Database;
+let other: pg.Client;
+let probe: pg.Client;
+
+before(async () => {
+  postgres = await createTestPostgres();
+  db = postgres.db;
+  other = new pg.Client({ connectionString: postgres.url });
+  probe = new pg.Client({ connectionString: postgres.url });
+  await Promise.all([other.connect(), probe.connect()]);
+});
+after(async () => {
+  await Promise.all([other.end(), probe.end()]);
+  await postgres.drop();
+});
+
+async function incidentWithEscalation(title: string): Promise<number> {
+  const { rows } = await db.query<{ id: number }>(
+    `INSERT INTO incidents (group_key, title, triggered_at) VALUES ($1, $1, now()) RETURNING id`,
+    [title],
+  );
+  const id = rows[0]!.id;
+  await insertEscalation(
+    db,
+    { incident_id: id, policy_id: null, policy: BUILT_IN_DEFAULT_POLICY, labels: { team: 'db' } },
+    new Date('2026-12-05T08:00:00Z'),
+  );
+  return id;
+}
+
+/** Whether another transaction holds the incident's row lock now (a NOWAIT probe). */
+async function incidentIsLocked(id: number): Promise<boolean> {
+  await probe.query('BEGIN');
+  try {
+    await probe.query('SELECT 1 FROM incidents WHERE id = $1 FOR NO KEY UPDATE NOWAIT', [id]);
+    return false;
+  } catch (error) {
+    if ((error as { code?: string }).code === '55P03') return true;
+    throw error;
+  } finally {
+    await probe.query('ROLLBACK');
+  }
+}
+
+test('the incident and its escalation come back locked, with their types', async () => {
+  const id = await incidentWithEscalation('typed');
+  await db.transaction(async (tx) => {
+    const locked = await lockIncidentAndEscalationUnlessHeld(tx, id);
+    assert.ok(locked !== undefined);
+    assert.equal(locked.incident.id, id);
+    assert.equal(locked.incident.title, 'typed');
+    assert.equal(locked.incident.status, 'triggered');
+    assert.equal(locked.escalation.incident_id, id);
+    assert.equal(locked.escalation.state, 'active');
+    assert.ok(locked.escalation.due_at instanceof Date);
+    assert.equal(locked.escalation.due_at.toISOString(), '2026-12-05T08:00:00.000Z');
+    assert.deepEqual(locked.escalation.policy, BUILT_IN_DEFAULT_POLICY);
+    assert.deepEqual(locked.escalation.labels, { team: 'db' });
+    assert.equal(await incidentIsLocked(id), true);
+  });
+  assert.equal(await incidentIsLocked(id), false);
+});
+
+test('an incident another transaction holds is skipped at once, escalation and all', async () => {
+  const id = await incidentWithEscalation('held');
+  await other.query('BEGIN');
+  await other.query('SELECT 1 FROM incidents WHERE id = $1 FOR NO KEY UPDATE', [id]);
+  try {
+    const started = performance.now();
+    const locked = await db.transaction((tx) => lockIncidentAndEscalationUnlessHeld(tx, id));
+    assert.equal(locked, undefined);
+    assert.ok(performance.now() - started < 2000, 'it did not wait');
+  } finally {
+    await other.query('ROLLBACK');
+  }
+});
+
+test('waiting for a held escalation, the pass already holds the incident: incident first', async () => {
+  const id = await incidentWithEscalation('order');
+  await other.query('BEGIN');
+  await other.query('SELECT 1 FROM escalations WHERE incident_id = $1 FOR UPDATE', [id]);
+  let pass: Promise<unknown> | undefined;
+  try {
+    pass = db.transaction((tx) => lockIncidentAndEscalationUnlessHeld(tx, id));
+    // The pass waits on the escalation's lock...
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const waiting = await probe.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE OF e%'`,
+      );
+      if (waiting.rows[0].n > 0) break;
+      assert.ok(Date.now() < deadline, 'the pass never waited for the escalation');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // ...holding the incident's.
+    assert.equal(await incidentIsLocked(id), true);
+  } finally {
+    await other.query('COMMIT');
+  }
+  const locked = (await pass) as { incident: { id: number } } | undefined;
+  assert.equal(locked?.incident.id, id);
+});
