@@ -13,6 +13,14 @@ export type { Change };
  * The LISTEN starts with the first subscriber, not at boot: a server nobody
  * watches holds no extra connection.
  */
+/**
+ * How long announcements gather before their NOTIFY goes out. A browser
+ * refetches on what it hears, so 20 ms later is nothing to a person; in an
+ * alert storm of hundreds of webhook answers a second it makes their
+ * NOTIFYs a few dozen a second.
+ */
+const GATHER_MS = 20;
+
 export class ChangeFeed {
   readonly #db: Database;
   readonly #subscribers = new Set<(change: Change) => void>();
@@ -32,18 +40,17 @@ export class ChangeFeed {
    * Announces `changes` to every replica; resolves once they are sent. Never
    * throws: a lost announcement only delays a refresh.
    *
-   * One NOTIFY statement is on the wire at a time; what is announced
-   * meanwhile waits for it and goes in the next, each distinct change once.
-   * In an alert storm every notification announced the same two changes in
-   * a round trip of its own; now a storm costs one statement per round
-   * trip, and a listener hears each change once per statement, which is all
-   * it needs to refetch.
+   * Announcements gather for GATHER_MS, then go in one NOTIFY statement,
+   * each distinct change once; one statement is on the wire at a time, and
+   * what is announced meanwhile goes in the next. Every webhook answer
+   * announced the same two changes in a round trip of its own; a listener
+   * needs to hear a change once to refetch.
    */
   announce(changes: Change[]): Promise<void> {
     if (changes.length === 0) return Promise.resolve();
     for (const change of changes) this.#pending.add(JSON.stringify(change));
     if (this.#nextSend === undefined) {
-      this.#nextSend = this.#lastSend.then(() => {
+      this.#nextSend = this.#lastSend.then(gather).then(() => {
         this.#nextSend = undefined;
         const payloads = [...this.#pending];
         this.#pending.clear();
@@ -106,4 +113,9 @@ export function changesOfWrite(path: string): Change[] {
     return [{ topic: 'alerts' }, { topic: 'incidents' }];
   if (path.startsWith('/api/schedule')) return [{ topic: 'schedule' }];
   return [];
+}
+
+/** Waits GATHER_MS without keeping the process alive for it (a lost announcement only delays a refresh). */
+function gather(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, GATHER_MS).unref());
 }
