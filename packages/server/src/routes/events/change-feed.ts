@@ -1,18 +1,12 @@
 import type { Change } from '@terdut/contract';
 import type { Database } from '../../db/database.ts';
+import { OnePassAtATime } from '../../one-pass-at-a-time.ts';
 
 /** The NOTIFY channel every replica listens on for changes the web app shows. */
 export const CHANGES_CHANNEL = 'terdut_changes';
 
 export type { Change };
 
-/**
- * Fans database notifications out to this process's live streams. Changes
- * are announced with NOTIFY (any replica), heard through LISTEN (every
- * replica), so a person on replica A sees what someone did on replica B.
- * The LISTEN starts with the first subscriber, not at boot: a server nobody
- * watches holds no extra connection.
- */
 /**
  * How long announcements gather before their NOTIFY goes out. A browser
  * refetches on what it hears, so 20 ms later is nothing to a person; in an
@@ -21,6 +15,13 @@ export type { Change };
  */
 const GATHER_MS = 20;
 
+/**
+ * Fans database notifications out to this process's live streams. Changes
+ * are announced with NOTIFY (any replica), heard through LISTEN (every
+ * replica), so a person on replica A sees what someone did on replica B.
+ * The LISTEN starts with the first subscriber, not at boot: a server nobody
+ * watches holds no extra connection.
+ */
 export class ChangeFeed {
   readonly #db: Database;
   readonly #subscribers = new Set<(change: Change) => void>();
@@ -28,9 +29,8 @@ export class ChangeFeed {
   #stopListening: (() => Promise<void>) | undefined;
   /** Announced, not yet sent: each distinct change once, in the order first announced. */
   readonly #pending = new Set<string>();
-  /** The send that will take everything pending when it starts (after the one on the wire). */
-  #nextSend: Promise<void> | undefined;
-  #lastSend: Promise<void> = Promise.resolve();
+  /** One NOTIFY statement on the wire at a time; each takes what is pending when it starts. */
+  readonly #sends = new OnePassAtATime(() => this.#sendPending());
 
   constructor(db: Database) {
     this.#db = db;
@@ -49,29 +49,22 @@ export class ChangeFeed {
   announce(changes: Change[]): Promise<void> {
     if (changes.length === 0) return Promise.resolve();
     for (const change of changes) this.#pending.add(JSON.stringify(change));
-    if (this.#nextSend === undefined) {
-      this.#nextSend = this.#lastSend.then(gather).then(() => {
-        this.#nextSend = undefined;
-        const payloads = [...this.#pending];
-        this.#pending.clear();
-        return this.#notify(payloads);
-      });
-      this.#lastSend = this.#nextSend;
-    }
-    return this.#nextSend;
+    return this.#sends.run();
   }
 
-  async #notify(payloads: string[]): Promise<void> {
+  async #sendPending(): Promise<void> {
+    await gather();
+    const payloads = [...this.#pending];
+    this.#pending.clear();
+    // Already taken by the send before, which was gathering when they were announced.
+    if (payloads.length === 0) return;
     // One statement for all of them, in order.
     await this.#db
       .query(
         'SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS x(payload, n) ORDER BY n',
         [CHANGES_CHANNEL, payloads],
       )
-      .then(
-        () => undefined,
-        () => undefined,
-      );
+      .catch(() => {});
   }
 
   /** Calls `onChange` for every change from now on; resolves when listening, with the unsubscribe function. */

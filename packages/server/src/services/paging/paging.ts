@@ -70,7 +70,7 @@ import { issueCapability, readCapability } from './capability.ts';
 import { formatDuration } from '../format-duration.ts';
 import { activeWindows, type MaintenanceWindowRow } from '../../repositories/maintenance-windows.ts';
 import { matchesAll, parseMatcher } from './matchers.ts';
-import { OnePassAtATime } from './one-pass-at-a-time.ts';
+import { OnePassAtATime } from '../../one-pass-at-a-time.ts';
 
 /** How long a claimed message belongs to the replica sending it (sends time out after 10 s). */
 const LEASE_MS = 60_000;
@@ -107,10 +107,14 @@ export class PagingService {
   readonly #onCall: OnCallLookupFor;
   readonly #parallelEscalations: number;
   #capabilityKey: Promise<string> | undefined;
-  /** The poll's passes and the wakes' take turns (one-pass-at-a-time.ts says why). */
+  /**
+   * The poll's escalation passes and the wakes' take turns: side by side in
+   * an alert storm, both walked the same due escalations in the same order,
+   * and half the transactions found the incident locked by the other pass
+   * (SKIP LOCKED) and did nothing (bench/README.md).
+   */
   readonly #escalations = new OnePassAtATime(() => this.#escalateDue());
-  #waking: Promise<void> | undefined;
-  #wakeAgain = false;
+  readonly #wakes = new OnePassAtATime(() => this.runOnce());
 
   constructor(deps: {
     db: Database;
@@ -142,27 +146,13 @@ export class PagingService {
    * escalation passes and the poll's take turns too (escalate).
    */
   wake(): void {
-    if (this.#waking !== undefined) {
-      this.#wakeAgain = true;
-      return;
-    }
-    this.#waking = this.runOnce()
-      .then(
-        () => undefined,
-        () => undefined, // The next poll retries, and logs its failure.
-      )
-      .finally(() => {
-        this.#waking = undefined;
-        if (this.#wakeAgain) {
-          this.#wakeAgain = false;
-          this.wake();
-        }
-      });
+    // The next poll retries, and logs its failure.
+    this.#wakes.run().catch(() => {});
   }
 
-  /** Waits for a pass started by wake(), if any (shutdown, tests). */
+  /** Waits for the passes started by wake(), if any (shutdown, tests). */
   async settle(): Promise<void> {
-    while (this.#waking !== undefined) await this.#waking;
+    await this.#wakes.idle();
   }
 
   /** One pass: fire due escalation steps, then send due messages. Safe on every replica at once. */

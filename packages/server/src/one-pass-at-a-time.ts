@@ -4,11 +4,9 @@
  * while that one waits share it. Every caller so gets a pass that starts
  * after its call, and at most one waits.
  *
- * Why (paging.ts): the poll and the wake after each new incident both ran
- * escalation passes, side by side in an alert storm; both walked the same
- * due escalations in the same order, and half the transactions found the
- * incident locked by the other pass (SKIP LOCKED) and did nothing: three
- * round trips per new incident for nothing (bench/README.md).
+ * Users: the paging worker's escalation passes (the poll's and the wakes'
+ * take turns) and its wakes (services/paging/paging.ts), and the change
+ * feed's NOTIFYs (routes/events/change-feed.ts).
  */
 export class OnePassAtATime<T> {
   readonly #pass: () => Promise<T>;
@@ -29,6 +27,20 @@ export class OnePassAtATime<T> {
     );
     this.#waiting = next;
     return next;
+  }
+
+  /** Resolves once no pass runs or waits, however they end (shutdown, tests). */
+  async idle(): Promise<void> {
+    for (
+      let pass = this.#waiting ?? this.#running;
+      pass !== undefined;
+      pass = this.#waiting ?? this.#running
+    ) {
+      await pass.then(
+        () => undefined,
+        () => undefined,
+      );
+    }
   }
 
   #startWaiting(): Promise<T> {

@@ -75,3 +75,19 @@ test('a failed pass fails its callers only; the waiting pass still runs', async 
   passes.started[2]!.end();
   assert.equal(await again, 3);
 });
+
+test('idle resolves once the running pass and the one waiting have ended, even when one fails', async () => {
+  const passes = controlledPasses();
+  const serial = new OnePassAtATime(passes.pass);
+  await serial.idle();
+  void serial.run().catch(() => {});
+  void serial.run();
+  let idle = false;
+  const whenIdle = serial.idle().then(() => (idle = true));
+  passes.started[0]!.fail(new Error('database gone'));
+  await tick();
+  assert.equal(idle, false, 'the waiting pass still runs');
+  passes.started[1]!.end();
+  await whenIdle;
+  assert.equal(passes.started.length, 2);
+});
