@@ -23,8 +23,7 @@
  */
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { TerdutClient } from '../packages/client/src/index.ts';
-import { ALERTA_PACKAGES, ensureAlertaVenv, sendToAlerta, startAlerta } from './support/alerta.ts';
+import { ALERTA_PACKAGES, alertaSender, ensureAlertaVenv, startAlerta } from './support/alerta.ts';
 import {
   CONCURRENCY,
   SCENARIOS,
@@ -32,6 +31,7 @@ import {
   WARM_UP_MS,
   describeMeasured,
   runScenario,
+  terdutSender,
   warmUpServer,
   type Measured,
   type SendNotification,
@@ -112,11 +112,10 @@ async function main(): Promise<number> {
   const alerta = await startAlerta(alertaDb.url, ALERTA_WORKERS);
   cleanups.push(() => alerta.stop());
 
-  const client = new TerdutClient({ baseUrl: server.baseUrl, token: adminKey, timeoutMs: 60_000 });
   const contenders: Contender[] = [
     {
       name: 'terdut',
-      send: (notification) => client.webhook.sendAlertmanager(notification),
+      send: terdutSender(server.baseUrl, adminKey),
       pids: () => [server.pid],
       databaseUrl: terdutDb.url,
       accepted: 0,
@@ -124,7 +123,7 @@ async function main(): Promise<number> {
     },
     {
       name: 'Alerta',
-      send: (notification) => sendToAlerta(alerta, notification),
+      send: alertaSender(alerta),
       pids: () => alerta.pids(),
       databaseUrl: alertaDb.url,
       accepted: 0,

@@ -20,7 +20,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { TerdutClient } from '../packages/client/src/index.ts';
 import { openPglite } from '../packages/server/src/db/database.ts';
 import { notificationOfSize } from '../test/support/alertmanager-payloads.ts';
 import {
@@ -31,6 +30,7 @@ import {
   describeMeasured,
   drive,
   runScenario,
+  terdutSender,
   warmUpServer,
   type Measured,
   type SendNotification,
@@ -73,10 +73,10 @@ interface ServerResults {
 async function benchServer(name: string, storage: BenchStorage): Promise<ServerResults> {
   const { adminKey } = await prepareStorage(storage);
   const server = await startServerProcess(storage);
-  const client = new TerdutClient({ baseUrl: server.baseUrl, token: adminKey, timeoutMs: 60_000 });
+  const post = terdutSender(server.baseUrl, adminKey);
   let sent = 0;
   const send: SendNotification = async (notification) => {
-    await client.webhook.sendAlertmanager(notification);
+    await post(notification);
     sent += 1;
   };
   // PGlite runs inside the server process: its CPU is the server's.

@@ -21,7 +21,8 @@ import {
   repoRoot,
   waitUntil,
 } from '../../test/peers/child-processes.ts';
-import type { WebhookPayloadJson } from '../../test/support/alertmanager-payloads.ts';
+import type { SendNotification } from './intake-load.ts';
+import { JsonPoster } from './json-poster.ts';
 
 /** PyPI pins: alerta-server's newest release, and what it runs on. */
 export const ALERTA_PACKAGES = {
@@ -166,24 +167,18 @@ export async function startAlerta(databaseUrl: string, workers: number): Promise
 }
 
 /**
- * Posts one Alertmanager notification to Alerta's webhook and checks that
- * Alerta took every alert in it: a 201 whose `id` (one alert) or `ids` (more)
- * names as many alerts as were sent. Throws otherwise.
+ * A sender of Alertmanager notifications to Alerta's webhook that checks
+ * Alerta took every alert in each: a 201 whose `id` (one alert) or `ids`
+ * (more) names as many alerts as were sent. Throws otherwise.
  */
-export async function sendToAlerta(alerta: RunningAlerta, notification: WebhookPayloadJson): Promise<void> {
-  const response = await fetch(alerta.webhookUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Key ${alerta.apiKey}` },
-    body: JSON.stringify(notification),
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await response.text();
-  if (response.status !== 201) {
-    throw new Error(`Alerta answered ${response.status}: ${text.slice(0, 300)}`);
-  }
-  const body = JSON.parse(text) as { id?: string; ids?: string[] };
-  const taken = body.ids?.length ?? (body.id ? 1 : 0);
-  if (taken !== notification.alerts.length) {
-    throw new Error(`Alerta took ${taken} of the ${notification.alerts.length} alerts sent`);
-  }
+export function alertaSender(alerta: RunningAlerta): SendNotification {
+  const poster = new JsonPoster(alerta.webhookUrl, { authorization: `Key ${alerta.apiKey}` });
+  return async (notification) => {
+    const { text } = await poster.postExpecting(notification, [201]);
+    const body = JSON.parse(text) as { id?: string; ids?: string[] };
+    const taken = body.ids?.length ?? (body.id ? 1 : 0);
+    if (taken !== notification.alerts.length) {
+      throw new Error(`Alerta took ${taken} of the ${notification.alerts.length} alerts sent`);
+    }
+  };
 }
