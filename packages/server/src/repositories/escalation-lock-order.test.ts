@@ -1,6 +1,6 @@
 /**
- * The paging pass locks an incident and its escalation in one statement
- * (lockIncidentAndEscalationUnlessHeld). Every writer of an escalation
+ * The paging pass locks a batch of incidents and their escalations in one
+ * statement (lockIncidentsAndEscalationsUnlessHeld). Every writer of an escalation
  * locks its incident first; the statement must keep that order, or a pass
  * and an acknowledgement could deadlock. On PostgreSQL, with a second and a
  * third connection holding and probing the locks (PGlite has one).
@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createTestPostgres } from '../../../../test/support/databases.ts';
 import type { Database } from '../db/database.ts';
-import { insertEscalation, lockIncidentAndEscalationUnlessHeld } from './escalations.ts';
+import { insertEscalation, lockIncidentsAndEscalationsUnlessHeld } from './escalations.ts';
 import { BUILT_IN_DEFAULT_POLICY } from '../services/paging/policy-routing.ts';
 
 let postgres: Awaited<ReturnType<typeof createTestPostgres>>;
@@ -61,8 +61,9 @@ async function incidentIsLocked(id: number): Promise<boolean> {
 test('the incident and its escalation come back locked, with their types', async () => {
   const id = await incidentWithEscalation('typed');
   await db.transaction(async (tx) => {
-    const locked = await lockIncidentAndEscalationUnlessHeld(tx, id);
+    const [locked, ...more] = await lockIncidentsAndEscalationsUnlessHeld(tx, [id]);
     assert.ok(locked !== undefined);
+    assert.equal(more.length, 0);
     assert.equal(locked.incident.id, id);
     assert.equal(locked.incident.title, 'typed');
     assert.equal(locked.incident.status, 'triggered');
@@ -83,8 +84,8 @@ test('an incident another transaction holds is skipped at once, escalation and a
   await other.query('SELECT 1 FROM incidents WHERE id = $1 FOR NO KEY UPDATE', [id]);
   try {
     const started = performance.now();
-    const locked = await db.transaction((tx) => lockIncidentAndEscalationUnlessHeld(tx, id));
-    assert.equal(locked, undefined);
+    const locked = await db.transaction((tx) => lockIncidentsAndEscalationsUnlessHeld(tx, [id]));
+    assert.deepEqual(locked, []);
     assert.ok(performance.now() - started < 2000, 'it did not wait');
   } finally {
     await other.query('ROLLBACK');
@@ -97,7 +98,7 @@ test('waiting for a held escalation, the pass already holds the incident: incide
   await other.query('SELECT 1 FROM escalations WHERE incident_id = $1 FOR UPDATE', [id]);
   let pass: Promise<unknown> | undefined;
   try {
-    pass = db.transaction((tx) => lockIncidentAndEscalationUnlessHeld(tx, id));
+    pass = db.transaction((tx) => lockIncidentsAndEscalationsUnlessHeld(tx, [id]));
     // The pass waits on the escalation's lock...
     const deadline = Date.now() + 5000;
     for (;;) {
@@ -114,6 +115,36 @@ test('waiting for a held escalation, the pass already holds the incident: incide
   } finally {
     await other.query('COMMIT');
   }
-  const locked = (await pass) as { incident: { id: number } } | undefined;
-  assert.equal(locked?.incident.id, id);
+  const locked = (await pass) as { incident: { id: number } }[];
+  assert.deepEqual(
+    locked.map((pair) => pair.incident.id),
+    [id],
+  );
+});
+
+test('a batch comes back in incident order, locked, without the one another transaction holds', async () => {
+  const [first, held, last] = [
+    await incidentWithEscalation('batch 1'),
+    await incidentWithEscalation('batch 2'),
+    await incidentWithEscalation('batch 3'),
+  ];
+  await other.query('BEGIN');
+  await other.query('SELECT 1 FROM incidents WHERE id = $1 FOR NO KEY UPDATE', [held]);
+  try {
+    await db.transaction(async (tx) => {
+      const locked = await lockIncidentsAndEscalationsUnlessHeld(tx, [last, held, first]);
+      assert.deepEqual(
+        locked.map((pair) => [pair.incident.id, pair.escalation.incident_id]),
+        [
+          [first, first],
+          [last, last],
+        ],
+      );
+      assert.equal(await incidentIsLocked(first), true);
+      assert.equal(await incidentIsLocked(last), true);
+    });
+  } finally {
+    await other.query('ROLLBACK');
+  }
+  assert.equal(await incidentIsLocked(first), false);
 });

@@ -62,36 +62,43 @@ const PREFIXED_COLUMNS = COLUMNS.split(', ')
   .join(', ');
 
 /**
- * The incident and its escalation, both locked, in one statement; undefined
- * when another transaction holds the incident (SKIP LOCKED: another pass has
- * it) or it has no escalation. The paging pass starts with this.
+ * These incidents with their escalations, each pair locked, in one
+ * statement, in incident order; an incident another transaction holds
+ * (SKIP LOCKED: another pass has it) or without an escalation is left out.
+ * The paging pass starts with this, for a batch of due escalations.
  *
  * The lock order every writer keeps, incident then escalation, holds within
  * the statement: PostgreSQL locks a row's relations in the order of the
- * locking clauses, whatever the join order, so the incident is locked (or
- * skipped) before the escalation is waited for
- * (escalation-lock-order.test.ts shows it).
+ * locking clauses, whatever the join order, so each incident is locked (or
+ * skipped) before its escalation is waited for
+ * (escalation-lock-order.test.ts shows it). The rows are locked in the
+ * order they come out (the sort is below the locking), so two passes take
+ * the incidents they share in the same order.
  */
-export async function lockIncidentAndEscalationUnlessHeld(
+export async function lockIncidentsAndEscalationsUnlessHeld(
   tx: Queryable,
-  incidentId: number,
-): Promise<{ incident: IncidentRow; escalation: EscalationRow } | undefined> {
+  incidentIds: readonly number[],
+): Promise<{ incident: IncidentRow; escalation: EscalationRow }[]> {
   const result = await tx.query<Record<string, unknown>>(
     `${selectIncidentWith(PREFIXED_COLUMNS, 'JOIN escalations e ON e.incident_id = i.id')}
-      WHERE i.id = $1
+      WHERE i.id = ANY($1::bigint[])
+      ORDER BY i.id
         FOR NO KEY UPDATE OF i SKIP LOCKED
         FOR UPDATE OF e`,
-    [incidentId],
+    [incidentIds],
   );
-  const row = result.rows[0];
-  if (row === undefined) return undefined;
-  const incident: Record<string, unknown> = {};
-  const escalation: Record<string, unknown> = {};
-  for (const [column, value] of Object.entries(row)) {
-    if (column.startsWith(PREFIX)) escalation[column.slice(PREFIX.length)] = value;
-    else incident[column] = value;
-  }
-  return { incident: incident as unknown as IncidentRow, escalation: escalation as unknown as EscalationRow };
+  return result.rows.map((row) => {
+    const incident: Record<string, unknown> = {};
+    const escalation: Record<string, unknown> = {};
+    for (const [column, value] of Object.entries(row)) {
+      if (column.startsWith(PREFIX)) escalation[column.slice(PREFIX.length)] = value;
+      else incident[column] = value;
+    }
+    return {
+      incident: incident as unknown as IncidentRow,
+      escalation: escalation as unknown as EscalationRow,
+    };
+  });
 }
 
 export interface EscalationChanges {
@@ -122,23 +129,51 @@ export async function updateEscalation(
   await tx.query(update.text, update.values);
 }
 
+/** Where a paging pass moves one escalation it holds: every changeable column, as it is to be. */
+export type EscalationMove = Pick<
+  EscalationRow,
+  'incident_id' | 'state' | 'round' | 'step' | 'repeat' | 'due_at' | 'updates'
+>;
+
 /**
- * updateEscalation and the timeline's new events in one statement: the
- * end of every paging step, one round trip instead of two.
+ * A paging pass's escalations moved and their timelines' new events, in one
+ * statement: the end of a batch of paging steps, one round trip for all of
+ * them. The caller holds each escalation's lock, so the columns it read are
+ * the ones it writes back unchanged.
  */
-export async function updateEscalationWithEvents(
+export async function moveEscalationsWithEvents(
   tx: Queryable,
-  incidentId: number,
-  changes: EscalationChanges,
+  moves: readonly EscalationMove[],
   events: NewIncidentEvent[],
   now: Date,
 ): Promise<void> {
-  if (events.length === 0) return updateEscalation(tx, incidentId, changes, now);
-  const update = updateStatement(incidentId, changes, now);
+  if (moves.length === 0 && events.length === 0) return;
   // A data-modifying WITH runs whether or not the INSERT reads it.
   await tx.query(
-    `WITH moved AS (${update.text}) ${insertEventsStatement(`$${update.values.length + 1}`, '$2')}`,
-    [...update.values, eventsParameter(events)],
+    `WITH moved AS (
+       UPDATE escalations e
+          SET updated_at = $1, state = m.state, round = m.round, step = m.step, repeat = m.repeat,
+              due_at = m.due_at, updates = m.updates
+         FROM jsonb_to_recordset($2::jsonb)
+              AS m(incident_id bigint, state text, round integer, step integer, repeat integer,
+                   due_at timestamptz, updates integer)
+        WHERE e.incident_id = m.incident_id
+     ) ${insertEventsStatement('$3', '$1')}`,
+    [
+      now,
+      JSON.stringify(
+        moves.map((move) => ({
+          incident_id: move.incident_id,
+          state: move.state,
+          round: move.round,
+          step: move.step,
+          repeat: move.repeat,
+          due_at: move.due_at?.toISOString() ?? null,
+          updates: move.updates,
+        })),
+      ),
+      eventsParameter(events),
+    ],
   );
 }
 

@@ -20,10 +20,11 @@ import { listAlertsOfIncident } from '../../repositories/alerts.ts';
 import { insertEvents, type NewIncidentEvent } from '../../repositories/incident-events.ts';
 import {
   lockEscalation,
-  lockIncidentAndEscalationUnlessHeld,
+  lockIncidentsAndEscalationsUnlessHeld,
+  moveEscalationsWithEvents,
   updateEscalation,
-  updateEscalationWithEvents,
   dueEscalations,
+  type EscalationMove,
   type EscalationRow,
 } from '../../repositories/escalations.ts';
 import type { PolicyTarget } from '../../repositories/escalation-policies.ts';
@@ -75,8 +76,10 @@ import { OnePassAtATime } from '../../one-pass-at-a-time.ts';
 /** How long a claimed message belongs to the replica sending it (sends time out after 10 s). */
 const LEASE_MS = 60_000;
 const BATCH = 25;
-/** Escalations one pass works on at once (PostgreSQL; each holds a pooled connection meanwhile). */
+/** Transactions of escalations one pass runs at once (PostgreSQL; each holds a pooled connection meanwhile). */
 const PARALLEL_ESCALATIONS = 3;
+/** Due escalations advanced in one transaction (its incidents stay locked until it commits). */
+const ESCALATIONS_PER_TRANSACTION = 8;
 /** Steps one escalation may fire in one transaction (each reached nobody, so the next was due at once). */
 const MAX_STEPS_PER_PASS = 20;
 const BACKOFF_BASE_MS = 5_000;
@@ -157,8 +160,17 @@ export class PagingService {
 
   /** One pass: fire due escalation steps, then send due messages. Safe on every replica at once. */
   async runOnce(): Promise<PagingPass> {
-    const steps = await this.escalate();
+    // An escalation that cannot advance fails the pass (the poll logs it),
+    // but never keeps the pages already decided from going out.
+    let steps = 0;
+    let failure: { error: unknown } | undefined;
+    try {
+      steps = await this.escalate();
+    } catch (error) {
+      failure = { error };
+    }
     const messages = await this.deliver();
+    if (failure !== undefined) throw failure.error;
     return { steps, messages };
   }
 
@@ -180,15 +192,18 @@ export class PagingService {
       const due = await dueEscalations(this.#db, this.#clock.now(), [...seen], BATCH);
       if (due.length === 0) return advanced;
       for (const incidentId of due) seen.add(incidentId);
-      // Several at once on PostgreSQL: each is a transaction of round trips,
-      // and one after the other they fell behind an alert storm's new
-      // incidents. Each locks its own incident (and the people it pages, one
-      // at a time), as passes on several replicas always have.
+      // Several batches at once on PostgreSQL, each one transaction: one at
+      // a time they fell behind an alert storm's new incidents, and one
+      // transaction per escalation spent four round trips on each (BEGIN,
+      // lock, write, COMMIT). Each batch locks its own incidents (and the
+      // people it pages, one at a time), as passes on several replicas always have.
       const reads = new SharedReads();
-      const results = await eachAtMost(this.#parallelEscalations, due, (incidentId) =>
-        this.#db.transaction((tx) => this.#escalateOne(tx, incidentId, reads)),
+      const results = await eachAtMost(
+        this.#parallelEscalations,
+        batchesOf(due, ESCALATIONS_PER_TRANSACTION),
+        (batch) => this.#escalateBatch(batch, reads),
       );
-      advanced += results.filter(Boolean).length;
+      advanced += results.reduce((sum, count) => sum + count, 0);
       // Nothing was behind these; what fell due meanwhile is the next pass's (a wake or the poll).
       if (due.length < BATCH) return advanced;
     }
@@ -293,42 +308,85 @@ export class PagingService {
 
   // ---- escalation ------------------------------------------------------
 
-  /** Reconciles one escalation with its incident's current state; true when it did something. */
-  async #escalateOne(tx: Queryable, incidentId: number, reads: SharedReads): Promise<boolean> {
-    // The incident first (the hooks' lock order); another replica holding it is skipped.
-    const locked = await lockIncidentAndEscalationUnlessHeld(tx, incidentId);
-    if (locked === undefined) return false;
-    const { incident, escalation } = locked;
-    const now = this.#clock.now();
-    if (escalation.due_at === null || escalation.due_at > now) return false;
+  /**
+   * Advances a batch of due escalations in one transaction; answers how many
+   * it advanced. When the transaction fails (one escalation's step threw,
+   * or two passes deadlocked over the people they page), each escalation of
+   * the batch is tried again in a transaction of its own, so one that fails
+   * holds back nobody else's pages.
+   */
+  async #escalateBatch(incidentIds: number[], reads: SharedReads): Promise<number> {
+    try {
+      return await this.#db.transaction((tx) => this.#escalateHeld(tx, incidentIds, reads));
+    } catch (error) {
+      if (incidentIds.length === 1) throw error;
+      let advanced = 0;
+      let failure: { error: unknown } | undefined;
+      for (const incidentId of incidentIds) {
+        try {
+          advanced += await this.#db.transaction((tx) => this.#escalateHeld(tx, [incidentId], reads));
+        } catch (alone) {
+          failure ??= { error: alone };
+        }
+      }
+      // The pass fails as it did before batches (the poll logs it); the others went on.
+      if (failure !== undefined) throw failure.error;
+      return advanced;
+    }
+  }
 
+  /**
+   * Locks what it can of these incidents and their escalations (another
+   * replica holding one skips it), fires each one's due step, and writes
+   * every escalation's new position and timeline in one statement at the end.
+   */
+  async #escalateHeld(tx: Queryable, incidentIds: number[], reads: SharedReads): Promise<number> {
+    // The incidents first (the hooks' lock order); one another replica holds is skipped.
+    const locked = await lockIncidentsAndEscalationsUnlessHeld(tx, incidentIds);
+    const now = this.#clock.now();
+    const moves: EscalationMove[] = [];
+    const events: NewIncidentEvent[] = [];
+    for (const { incident, escalation } of locked) {
+      if (escalation.due_at === null || escalation.due_at > now) continue;
+      const next = await this.#advance(tx, incident, escalation, now, events, reads);
+      moves.push({ ...escalation, ...next });
+    }
+    await moveEscalationsWithEvents(tx, moves, events, now);
+    return moves.length;
+  }
+
+  /**
+   * Reconciles a due escalation with its incident's current state: where it
+   * goes next, with its timeline entries added to `events`; the pages and
+   * notices it decides are stored at once.
+   */
+  async #advance(
+    tx: Queryable,
+    incident: IncidentRow,
+    escalation: EscalationRow,
+    now: Date,
+    events: NewIncidentEvent[],
+    reads: SharedReads,
+  ): Promise<Pick<EscalationRow, 'state' | 'round' | 'step' | 'repeat' | 'due_at'>> {
+    const incidentId = incident.id;
     if (incident.status !== 'triggered') {
       if (incident.status === 'acknowledged' && escalation.updates > 0 && incident.acknowledged_by !== null) {
         await this.#tellAcknowledger(tx, incident, incident.acknowledged_by, escalation.updates, now);
       }
-      await updateEscalation(tx, incidentId, { state: 'stopped', due_at: null }, now);
-      return true;
+      return { ...escalation, state: 'stopped', due_at: null };
     }
     if (incident.snoozed_until !== null && incident.snoozed_until > now) {
-      await updateEscalation(tx, incidentId, { state: 'paused', due_at: incident.snoozed_until }, now);
-      return true;
+      return { ...escalation, state: 'paused', due_at: incident.snoozed_until };
     }
     const window = await this.#maintenanceWindowFor(tx, escalation.labels, now, reads);
     if (window !== undefined) {
-      const held: NewIncidentEvent = {
+      events.push({
         incident_id: incidentId,
         type: 'paging_held',
         detail: `maintenance window ${window.id} until ${window.ends_at.toISOString()}: ${window.reason}`,
-      };
-      await updateEscalationWithEvents(
-        tx,
-        incidentId,
-        { state: 'paused', due_at: window.ends_at },
-        [held],
-        now,
-      );
+      });
       await cancelPendingPages(tx, incidentId);
-      return true;
+      return { ...escalation, state: 'paused', due_at: window.ends_at };
     }
     let { round, step, repeat } = escalation;
     if (escalation.state !== 'active') {
@@ -340,15 +398,10 @@ export class PagingService {
     // A step that reached nobody makes the next one due at once: it fires in
     // the same transaction rather than in the next pass. Bounded, so one
     // escalation cannot hold its incident for long; the rest is due anyway.
-    // The escalation's new position and the timeline are written once, after the last step.
     let current: EscalationRow = { ...escalation, state: 'active', round, step, repeat };
-    const events: NewIncidentEvent[] = [];
     for (let fired = 1; ; fired++) {
       const next = await this.#fireStep(tx, incident, current, now, events, reads);
-      if (next.state !== 'active' || next.due_at! > now || fired >= MAX_STEPS_PER_PASS) {
-        await updateEscalationWithEvents(tx, incident.id, next, events, now);
-        return true;
-      }
+      if (next.state !== 'active' || next.due_at! > now || fired >= MAX_STEPS_PER_PASS) return next;
       current = { ...current, ...next };
     }
   }
@@ -885,6 +938,13 @@ class SharedReads {
     }
     return promise;
   }
+}
+
+/** `items` in consecutive batches of at most `size`, as evenly filled as that allows. */
+function batchesOf<T>(items: readonly T[], size: number): T[][] {
+  const count = Math.ceil(items.length / size);
+  const each = Math.ceil(items.length / count);
+  return Array.from({ length: count }, (_, index) => items.slice(index * each, (index + 1) * each));
 }
 
 /** Runs `work` on every item, at most `limit` at a time; the results in the items' order. */
