@@ -13,6 +13,8 @@ import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createServices, type Services } from './services/index.ts';
+import type { AuthenticationService } from './services/authentication.ts';
+import { API_KEY_CACHE_MS } from './services/api-key-cache.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installValidation } from './http/validation.ts';
 import { installIdParamCheck } from './http/ids.ts';
@@ -112,6 +114,29 @@ class OneLinePerRequest extends LogController {
 }
 
 /**
+ * Revoked API keys, deleted people and changed roles reach every replica's
+ * remembered keys through the database's notifications. Listening starts
+ * before any route exists, so no key is remembered before this replica can
+ * hear of its revocation. Failing to listen does not stop the server:
+ * remembered keys still expire after API_KEY_CACHE_MS, so revocation takes
+ * that long at most instead of taking effect at once.
+ */
+async function listenForCredentialChanges(
+  app: FastifyInstance,
+  authentication: AuthenticationService,
+): Promise<void> {
+  try {
+    await authentication.listenForCredentialChanges();
+  } catch (error) {
+    app.log.warn(
+      { err: error },
+      `not listening for credential changes (${(error as Error).message}): a revoked API key, a deleted person or a changed role takes effect on this replica within ${API_KEY_CACHE_MS / 1000} s instead of at once; check that the database accepts one more connection, and restart`,
+    );
+  }
+  app.addHook('onClose', () => authentication.stopListening());
+}
+
+/**
  * Assembles the server: plugins, services and every route; does not listen.
  * `main.ts` listens; tests call `app.inject`.
  */
@@ -139,6 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     wakePaging: options.wakePaging ?? false,
   });
   const bootstrapGate = new BootstrapGate({ db: options.db });
+  await listenForCredentialChanges(app, services.authentication);
   app.decorate('services', services);
   app.decorate('metrics', metrics);
 

@@ -6,6 +6,7 @@ import { notFound } from '../errors.ts';
 import { deleteKey, insertKey, listKeysOfUser, type ApiKeyRow } from '../repositories/api-keys.ts';
 import { findPersonById } from '../repositories/users.ts';
 import type { AuditService } from './audit.ts';
+import type { CredentialsChanged } from './api-key-cache.ts';
 import { parseKeyName } from './user-fields.ts';
 
 /** A key as just created: the only time the secret itself exists outside the caller's hands. */
@@ -27,10 +28,12 @@ export async function mintApiKey(tx: Queryable, userId: number, name: string): P
 export class ApiKeyService {
   readonly #db: Database;
   readonly #audit: AuditService;
+  readonly #credentialsChanged: CredentialsChanged;
 
-  constructor(deps: { db: Database; audit: AuditService }) {
+  constructor(deps: { db: Database; audit: AuditService; credentialsChanged: CredentialsChanged }) {
     this.#db = deps.db;
     this.#audit = deps.audit;
+    this.#credentialsChanged = deps.credentialsChanged;
   }
 
   /** The keys of a person, newest first, without secrets. */
@@ -77,5 +80,6 @@ export class ApiKeyService {
         clientAddress,
       });
     });
+    this.#credentialsChanged();
   }
 }

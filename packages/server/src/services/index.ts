@@ -93,13 +93,16 @@ export function createServices(deps: ServiceDeps): Services {
     onCall: (ref) => scheduleOnCallLookup(schedules, ref),
   });
   const heartbeats = new HeartbeatService({ ...deps, audit });
+  // Remembers the owners of API keys; whoever takes rights away empties it.
+  const authentication = new AuthenticationService({ ...deps, sessions });
+  const credentialsChanged = () => authentication.forgetApiKeys();
   return {
     audit,
-    users: new UserService({ ...deps, audit }),
-    apiKeys: new ApiKeyService({ ...deps, audit }),
-    serviceAccounts: new ServiceAccountService({ ...deps, audit }),
+    users: new UserService({ ...deps, audit, credentialsChanged }),
+    apiKeys: new ApiKeyService({ ...deps, audit, credentialsChanged }),
+    serviceAccounts: new ServiceAccountService({ ...deps, audit, credentialsChanged }),
     bootstrap: new BootstrapService({ ...deps, audit }),
-    authentication: new AuthenticationService({ ...deps, sessions }),
+    authentication,
     signIn: new SignInService({ ...deps, sessions, throttle, audit, bootstrap: bootstrapGate }),
     passwords: new PasswordService({ ...deps, sessions, throttle, audit }),
     oidcSignIn: new OidcSignInService({

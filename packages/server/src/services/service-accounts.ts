@@ -15,6 +15,7 @@ import {
   type ServiceAccountRow,
 } from '../repositories/service-accounts.ts';
 import type { AuditService } from './audit.ts';
+import type { CredentialsChanged } from './api-key-cache.ts';
 import { mintApiKey, type NewApiKey } from './api-keys.ts';
 import { parseKeyName } from './user-fields.ts';
 
@@ -35,11 +36,18 @@ export class ServiceAccountService {
   readonly #db: Database;
   readonly #clock: Clock;
   readonly #audit: AuditService;
+  readonly #credentialsChanged: CredentialsChanged;
 
-  constructor(deps: { db: Database; clock: Clock; audit: AuditService }) {
+  constructor(deps: {
+    db: Database;
+    clock: Clock;
+    audit: AuditService;
+    credentialsChanged: CredentialsChanged;
+  }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
+    this.#credentialsChanged = deps.credentialsChanged;
   }
 
   /** Creates the account, its user and a first key in one transaction; 409 when the name exists. */
@@ -141,6 +149,7 @@ export class ServiceAccountService {
         clientAddress,
       });
     });
+    this.#credentialsChanged();
   }
 
   /** Deletes the account and all its keys; its user row stays (soft-deleted) for the timelines. */
@@ -159,6 +168,7 @@ export class ServiceAccountService {
         clientAddress,
       });
     });
+    this.#credentialsChanged();
   }
 
   async #find(tx: Queryable, id: number): Promise<ServiceAccountRow> {

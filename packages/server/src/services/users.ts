@@ -18,6 +18,7 @@ import {
 import { deleteKeysOfUser } from '../repositories/api-keys.ts';
 import { revokeSessionsOfUser } from '../repositories/sessions.ts';
 import type { AuditService } from './audit.ts';
+import type { CredentialsChanged } from './api-key-cache.ts';
 import { parseEmail, parseNtfyTopic, parseUsername } from './user-fields.ts';
 
 export type Role = 'admin' | 'member';
@@ -27,11 +28,18 @@ export class UserService {
   readonly #db: Database;
   readonly #clock: Clock;
   readonly #audit: AuditService;
+  readonly #credentialsChanged: CredentialsChanged;
 
-  constructor(deps: { db: Database; clock: Clock; audit: AuditService }) {
+  constructor(deps: {
+    db: Database;
+    clock: Clock;
+    audit: AuditService;
+    credentialsChanged: CredentialsChanged;
+  }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
+    this.#credentialsChanged = deps.credentialsChanged;
   }
 
   /** The caller's own user (a person or a service account). */
@@ -104,6 +112,7 @@ export class UserService {
         clientAddress,
       });
     });
+    this.#credentialsChanged();
   }
 
   /** Sets or clears (`""`) a person's ntfy topic: your own, or anyone's as an admin. */
@@ -120,7 +129,7 @@ export class UserService {
   /** Makes a person admin or member (admins only); the last admin cannot be demoted (409). */
   async setRole(principal: Principal, id: number, role: Role, clientAddress: string): Promise<UserRow> {
     requireAdmin(principal, 'change roles');
-    return this.#db.transaction(async (tx) => {
+    const changed = await this.#db.transaction(async (tx) => {
       const admins = await lockLiveAdminIds(tx);
       const user = await findPersonById(tx, id);
       if (!user) throw notFound(`user ${id}`);
@@ -138,5 +147,7 @@ export class UserService {
       });
       return updated;
     });
+    this.#credentialsChanged();
+    return changed;
   }
 }

@@ -20,7 +20,8 @@ const GATHER_MS = 20;
  * are announced with NOTIFY (any replica), heard through LISTEN (every
  * replica), so a person on replica A sees what someone did on replica B.
  * The LISTEN starts with the first subscriber, not at boot: a server nobody
- * watches holds no extra connection.
+ * watches is not sent the changes (the listening connection itself is open
+ * from the start, for credential changes: services/authentication.ts).
  */
 export class ChangeFeed {
   readonly #db: Database;
