@@ -136,30 +136,64 @@ export interface NewGroupIncident {
   };
 }
 
+/** One new group's first notification, as openIfNewGroups takes it. */
+export interface NewGroupCall {
+  groupKey: string;
+  alerts: AlertState[];
+  incident: NewGroupIncident;
+  now: Date;
+  staleBefore: Date;
+}
+
 /**
- * A new group's first notification (every alert firing and never stored,
- * each fingerprint once) applied in one call, in its own transaction: the
- * alerts, the incident, its escalation, the links and the events, as the
- * full intake would write them (migration 0960, terdut_intake_open).
- * `opened`: the new incident's id; `not new`: nothing changed, run the
- * full intake; `routing changed`: nothing changed, route again.
+ * `opened`: the new incident's id; `not new`: nothing changed, run the full
+ * intake; `routing changed`: nothing changed, route again.
  */
-export async function openIfNewGroup(
-  db: Queryable,
-  groupKey: string,
-  alerts: AlertState[],
-  incident: NewGroupIncident,
-  now: Date,
-  staleBefore: Date,
-): Promise<{ opened: number } | 'not new' | 'routing changed'> {
-  const records = alerts.map(alertRecord);
-  const result = await db.query<{ incident_id: number | null; routing_current: boolean }>(
+export type NewGroupOutcome = { opened: number } | 'not new' | 'routing changed';
+
+/**
+ * New groups' first notifications (every alert firing and never stored,
+ * each fingerprint once) applied in one statement, in its own transaction:
+ * for each, the alerts, the incident, its escalation, the links and the
+ * events, as the full intake would write them (migration 0960,
+ * terdut_intake_open). One outcome per call, in the calls' order. A carried
+ * alert another transaction stored first fails the whole statement (a
+ * unique violation), which rolls every call back; the caller then tries
+ * them one by one (gathered-calls.ts).
+ *
+ * Several calls take their groups' locks in the order of the locks' keys,
+ * so two such statements never wait for each other in a circle.
+ */
+export async function openIfNewGroups(db: Queryable, calls: NewGroupCall[]): Promise<NewGroupOutcome[]> {
+  const rows =
+    calls.length === 1
+      ? (await openOne(db, calls[0]!)).map((row) => ({ ...row, n: 1 }))
+      : await openSeveral(db, calls);
+  const outcomes: NewGroupOutcome[] = [];
+  for (const row of rows) {
+    outcomes[Number(row.n) - 1] = !row.routing_current
+      ? 'routing changed'
+      : row.incident_id === null
+        ? 'not new'
+        : { opened: Number(row.incident_id) };
+  }
+  return outcomes;
+}
+
+interface OpenRow {
+  incident_id: number | null;
+  routing_current: boolean;
+}
+
+async function openOne(db: Queryable, call: NewGroupCall): Promise<OpenRow[]> {
+  const { groupKey, alerts, incident, now, staleBefore } = call;
+  const result = await db.query<OpenRow>(
     `SELECT incident_id, routing_current
        FROM terdut_intake_open($1, $2::text[], $3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12, $13)`,
     [
       groupKey,
       alerts.map((alert) => alert.fingerprint),
-      JSON.stringify(records),
+      JSON.stringify(alerts.map(alertRecord)),
       incident.title,
       JSON.stringify(incident.group_labels),
       incident.severity,
@@ -172,7 +206,47 @@ export async function openIfNewGroup(
       staleBefore,
     ],
   );
-  const row = result.rows[0]!;
-  if (!row.routing_current) return 'routing changed';
-  return row.incident_id === null ? 'not new' : { opened: row.incident_id };
+  return result.rows;
+}
+
+async function openSeveral(db: Queryable, calls: NewGroupCall[]): Promise<(OpenRow & { n: string })[]> {
+  const parameter = calls.map(({ groupKey, alerts, incident, now, staleBefore }) => ({
+    group_key: groupKey,
+    fingerprints: alerts.map((alert) => alert.fingerprint),
+    alerts: alerts.map(alertRecord),
+    title: incident.title,
+    group_labels: incident.group_labels,
+    severity: incident.severity,
+    severity_rank: incident.severity_rank,
+    routing_version: incident.routing.version,
+    policy_id: incident.routing.policyId,
+    policy: incident.routing.policy,
+    routing_labels: incident.routing.labels,
+    now: now.toISOString(),
+    stale_before: staleBefore.toISOString(),
+  }));
+  // The sorted subquery is not flattened (it has an ORDER BY), so the calls
+  // run, and take their group locks, in the order of the locks' keys.
+  const result = await db.query<OpenRow & { n: string }>(
+    `SELECT g.n, o.incident_id, o.routing_current
+       FROM (SELECT c.call, c.n
+               FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS c(call, n)
+              ORDER BY hashtextextended(c.call->>'group_key', 0), c.n) g
+      CROSS JOIN LATERAL terdut_intake_open(
+             g.call->>'group_key',
+             ARRAY(SELECT jsonb_array_elements_text(g.call->'fingerprints')),
+             g.call->'alerts',
+             g.call->>'title',
+             g.call->'group_labels',
+             g.call->>'severity',
+             (g.call->>'severity_rank')::integer,
+             (g.call->>'routing_version')::bigint,
+             (g.call->>'policy_id')::bigint,
+             g.call->'policy',
+             g.call->'routing_labels',
+             (g.call->>'now')::timestamptz,
+             (g.call->>'stale_before')::timestamptz) o`,
+    [JSON.stringify(parameter)],
+  );
+  return result.rows;
 }

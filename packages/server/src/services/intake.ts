@@ -20,10 +20,13 @@ import {
 import { linkAlerts, linksInGroup, type IncidentAlertLink } from '../repositories/incident-alerts.ts';
 import {
   lockGroupForNotification,
-  openIfNewGroup,
+  openIfNewGroups,
   touchIfRepeat,
   type LockedGroup,
+  type NewGroupCall,
+  type NewGroupOutcome,
 } from '../repositories/alert-groups.ts';
+import { GatheredCalls } from '../gathered-calls.ts';
 import { GroupHints } from './group-hints.ts';
 import { RoutingCache } from './paging/policy-routing.ts';
 import { insertEvents, type NewIncidentEvent } from '../repositories/incident-events.ts';
@@ -61,6 +64,16 @@ export interface IntakeResult {
 const MAX_ATTEMPTS = 3;
 
 /**
+ * New groups of up to this many alerts are gathered: while two statements
+ * of new groups are in flight (one on PGlite, a single connection), the
+ * next ones wait and go together in one (gathered-calls.ts). An alert storm
+ * is many small new groups at once, and each cost a statement and a commit
+ * of its own; larger groups gain nothing and go alone.
+ */
+const GATHERED_GROUP_ALERTS = 10;
+const GATHERED_GROUPS_PER_STATEMENT = 16;
+
+/**
  * Receives Alertmanager notifications. Each carries the group's whole current
  * state: alerts are upserted by fingerprint and correlated into the group's
  * open incident in ONE transaction, serialized per group across replicas.
@@ -75,6 +88,7 @@ export class IntakeService {
   readonly #absorbHeartbeats: (alerts: AlertState[]) => Promise<AlertState[]>;
   readonly #hints = new GroupHints();
   readonly #routing = new RoutingCache();
+  readonly #newGroups: GatheredCalls<NewGroupCall, NewGroupOutcome>;
 
   constructor(deps: {
     db: Database;
@@ -93,6 +107,11 @@ export class IntakeService {
     this.#batchRows = batchRowsFor(deps.db);
     this.#onIncidentOpened = deps.onIncidentOpened ?? (() => {});
     this.#absorbHeartbeats = deps.absorbHeartbeats ?? ((alerts) => Promise.resolve(alerts));
+    this.#newGroups = new GatheredCalls({
+      run: (calls) => openIfNewGroups(this.#db, calls),
+      limit: deps.db.kind === 'pglite' ? 1 : 2,
+      maxBatch: GATHERED_GROUPS_PER_STATEMENT,
+    });
   }
 
   /**
@@ -160,8 +179,8 @@ export class IntakeService {
 
   /**
    * Opens the incident of a group the database proves new, in one call
-   * (openIfNewGroup), routed with the cached policies; undefined when the
-   * group is not new, and nothing changed.
+   * (openIfNewGroups, gathered with other new groups), routed with the
+   * cached policies; undefined when the group is not new, and nothing changed.
    */
   async #openNewGroup(notification: AlertGroupNotification): Promise<number | undefined> {
     const { groupKey, alerts } = notification;
@@ -174,14 +193,22 @@ export class IntakeService {
       const now = this.#clock.now();
       let outcome;
       try {
-        outcome = await openIfNewGroup(
-          this.#db,
+        const call: NewGroupCall = {
           groupKey,
           alerts,
-          { title, group_labels: notification.groupLabels, ...severity, routing: { ...routing, labels } },
+          incident: {
+            title,
+            group_labels: notification.groupLabels,
+            ...severity,
+            routing: { ...routing, labels },
+          },
           now,
-          this.#staleBefore(now),
-        );
+          staleBefore: this.#staleBefore(now),
+        };
+        outcome =
+          alerts.length <= GATHERED_GROUP_ALERTS
+            ? await this.#newGroups.call(call)
+            : (await openIfNewGroups(this.#db, [call]))[0]!;
       } catch (error) {
         // Another group's notification stored one of these alerts first; the full intake handles that.
         if (isUniqueViolation(error)) return undefined;
@@ -524,7 +551,7 @@ function routingLabelsOf(notification: AlertGroupNotification): Record<string, s
 }
 
 /**
- * Whether a notification can be a new group's first, as openIfNewGroup
+ * Whether a notification can be a new group's first, as openIfNewGroups
  * takes it: alerts, all firing, each fingerprint once (a resolved new alert
  * or a repeated fingerprint takes the full intake's rules).
  */
