@@ -162,7 +162,12 @@ export type NewGroupOutcome = { opened: number } | 'not new' | 'routing changed'
  * them one by one (gathered-calls.ts).
  *
  * Several calls take their groups' locks in the order of the locks' keys,
- * so two such statements never wait for each other in a circle.
+ * so two such statements never wait for each other's group locks in a
+ * circle. One alert in two groups (two Alertmanager routes to this
+ * webhook) can still make two of them wait for each other, one on the
+ * other's group lock, the other on the alert's uncommitted key: PostgreSQL
+ * ends one of them after deadlock_timeout (1 s), and its calls run again
+ * one by one.
  */
 export async function openIfNewGroups(db: Queryable, calls: NewGroupCall[]): Promise<NewGroupOutcome[]> {
   const rows =
