@@ -9,8 +9,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createTestPostgres } from '../../../../test/support/databases.ts';
-import type { Database } from '../db/database.ts';
-import { insertEscalation, lockIncidentsAndEscalationsUnlessHeld } from './escalations.ts';
+import { openPostgres, type Database } from '../db/database.ts';
+import {
+  insertEscalation,
+  lockIncidentsAndEscalationsUnlessHeld,
+  moveEscalationsWithEvents,
+} from './escalations.ts';
 import { BUILT_IN_DEFAULT_POLICY } from '../services/paging/policy-routing.ts';
 
 let postgres: Awaited<ReturnType<typeof createTestPostgres>>;
@@ -147,4 +151,44 @@ test('a batch comes back in incident order, locked, without the one another tran
     await other.query('ROLLBACK');
   }
   assert.equal(await incidentIsLocked(first), false);
+});
+
+test('a batch is locked and moved by key, never by scanning every escalation ever started', async () => {
+  // Enough rows, analysed, that a scan is what the planner would pick for a join it cannot estimate.
+  await db.query(
+    `WITH opened AS (
+       INSERT INTO incidents (group_key, title, triggered_at)
+       SELECT 'scan-' || n, 'scan', now() FROM generate_series(1, 20000) AS n RETURNING id)
+     INSERT INTO escalations (incident_id, policy, labels, state, due_at, updated_at)
+     SELECT id, '{}', '{}', 'active', now(), now() FROM opened`,
+  );
+  await db.query('ANALYZE incidents, escalations');
+  const [first, second] = [await incidentWithEscalation('moved 1'), await incidentWithEscalation('moved 2')];
+  const now = new Date('2026-12-05T09:00:00Z');
+  // A connection of its own: no plan cached while the tables were small.
+  const fresh = await openPostgres(postgres.url, { max: 1 });
+  const scans = await fresh.transaction(async (tx) => {
+    const locked = await lockIncidentsAndEscalationsUnlessHeld(tx, [first, second]);
+    await moveEscalationsWithEvents(
+      tx,
+      locked.map(({ escalation }) => ({ ...escalation, state: 'finished', due_at: null })),
+      [{ incident_id: first, type: 'escalation_finished', detail: 'moved by key' }],
+      now,
+    );
+    // This transaction's own scans so far.
+    const { rows } = await tx.query<{ relname: string; seq_scan: number }>(
+      `SELECT relname, seq_scan::int FROM pg_stat_xact_user_tables WHERE relname IN ('incidents', 'escalations')`,
+    );
+    return Object.fromEntries(rows.map((row) => [row.relname, row.seq_scan]));
+  });
+  await fresh.close();
+  assert.deepEqual(scans, { incidents: 0, escalations: 0 });
+  const moved = await db.query<{ incident_id: number; state: string; due_at: Date | null }>(
+    'SELECT incident_id, state, due_at FROM escalations WHERE incident_id = ANY($1) ORDER BY incident_id',
+    [[first, second]],
+  );
+  assert.deepEqual(moved.rows, [
+    { incident_id: first, state: 'finished', due_at: null },
+    { incident_id: second, state: 'finished', due_at: null },
+  ]);
 });

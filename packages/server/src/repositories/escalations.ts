@@ -158,6 +158,9 @@ export async function moveEscalationsWithEvents(
               AS m(incident_id bigint, state text, round integer, step integer, repeat integer,
                    due_at timestamptz, updates integer)
         WHERE e.incident_id = m.incident_id
+          -- Found by key: the planner takes the record set for 100 rows and
+          -- would hash-join it with a scan of every escalation ever started.
+          AND e.incident_id = ANY($4::bigint[])
      ) ${insertEventsStatement('$3', '$1')}`,
     [
       now,
@@ -173,6 +176,7 @@ export async function moveEscalationsWithEvents(
         })),
       ),
       eventsParameter(events),
+      moves.map((move) => move.incident_id),
     ],
   );
 }
