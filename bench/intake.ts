@@ -20,15 +20,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openPglite } from '../packages/server/src/db/database.ts';
-import { notificationOfSize } from '../test/support/alertmanager-payloads.ts';
 import {
   CONCURRENCY,
   SCENARIOS,
   SECONDS,
   WARM_UP_MS,
   describeMeasured,
-  drive,
   runScenario,
   terdutSender,
   warmUpServer,
@@ -40,6 +37,7 @@ import { formatMs, printTable } from './support/latency.ts';
 import { memoryOf } from './support/memory.ts';
 import { printMachine } from './support/machine.ts';
 import { provideBenchPostgres } from './support/postgres.ts';
+import { rawPgliteInsertRate, rawPostgresInsertRate } from './support/raw-inserts.ts';
 import { prepareStorage, startServerProcess, type BenchStorage } from './support/server-process.ts';
 
 /** What one scenario cost beyond its rate: CPU per notification of the server and of its PostgreSQL backends. */
@@ -132,74 +130,6 @@ async function waitForPaging(database: pg.Client): Promise<PagingBacklog> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { dueAtEnd, caughtUpMs: performance.now() - started };
-}
-
-const RAW_TABLE = `
-  CREATE TABLE raw_alerts (
-    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    fingerprint text NOT NULL UNIQUE,
-    group_key text NOT NULL,
-    name text NOT NULL,
-    status text NOT NULL,
-    labels jsonb NOT NULL,
-    annotations jsonb NOT NULL,
-    starts_at timestamptz NOT NULL,
-    received_at timestamptz NOT NULL,
-    last_seen_at timestamptz NOT NULL
-  )`;
-const RAW_INSERT = `INSERT INTO raw_alerts (fingerprint, group_key, name, status, labels, annotations, starts_at, received_at, last_seen_at)
-  VALUES ($1, $2, $3, 'firing', $4, $5, $6, now(), now())`;
-
-function rawRow(worker: number, sequence: number): unknown[] {
-  const name = `Raw${worker}n${sequence}`;
-  const alert = notificationOfSize(1, { name }).alerts[0]!;
-  return [
-    alert.fingerprint,
-    `{}:{alertname="${name}"}`,
-    name,
-    alert.labels,
-    alert.annotations,
-    alert.startsAt,
-  ];
-}
-
-/** Single-row INSERT transactions (autocommit: one commit each) from CONCURRENCY connections. */
-async function rawPostgresInsertRate(url: string): Promise<Measured> {
-  const setup = new pg.Client({ connectionString: url });
-  await setup.connect();
-  await setup.query(RAW_TABLE);
-  await setup.end();
-  const clients = await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      return client;
-    }),
-  );
-  try {
-    return await drive(async (worker, sequence) => {
-      await clients[worker]!.query(RAW_INSERT, rawRow(worker, sequence));
-      return 1;
-    });
-  } finally {
-    await Promise.all(clients.map((client) => client.end()));
-  }
-}
-
-/** The same on an embedded PGlite in a data directory (one connection: the inserts queue). */
-async function rawPgliteInsertRate(): Promise<Measured> {
-  const dir = mkdtempSync(join(tmpdir(), 'terdut-bench-raw-'));
-  const db = await openPglite(dir);
-  try {
-    await db.exec(RAW_TABLE);
-    return await drive(async (worker, sequence) => {
-      await db.query(RAW_INSERT, rawRow(worker, sequence));
-      return 1;
-    });
-  } finally {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 /**
