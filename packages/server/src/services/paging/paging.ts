@@ -86,6 +86,9 @@ const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_CAP_MS = 5 * 60_000;
 const MINUTE_MS = 60_000;
 
+/** Where an escalation stands after a pass: what the pass moves. */
+type EscalationPosition = Pick<EscalationRow, 'state' | 'round' | 'step' | 'repeat' | 'due_at'>;
+
 /** A contact a step can use: a stored method, or the contract's users.ntfy_topic. */
 interface Contact {
   key: string;
@@ -367,7 +370,7 @@ export class PagingService {
     now: Date,
     events: NewIncidentEvent[],
     reads: SharedReads,
-  ): Promise<Pick<EscalationRow, 'state' | 'round' | 'step' | 'repeat' | 'due_at'>> {
+  ): Promise<EscalationPosition> {
     const incidentId = incident.id;
     if (incident.status !== 'triggered') {
       if (incident.status === 'acknowledged' && escalation.updates > 0 && incident.acknowledged_by !== null) {
@@ -417,7 +420,7 @@ export class PagingService {
     now: Date,
     events: NewIncidentEvent[],
     reads: SharedReads,
-  ): Promise<Pick<EscalationRow, 'state' | 'round' | 'step' | 'repeat' | 'due_at'>> {
+  ): Promise<EscalationPosition> {
     const { policy, round, step, repeat } = escalation;
     const current = policy.steps[step];
     const deliveries: NewDelivery[] = [];
