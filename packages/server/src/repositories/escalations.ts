@@ -129,17 +129,17 @@ export async function updateEscalation(
   await tx.query(update.text, update.values);
 }
 
-/** Where a paging pass moves one escalation it holds: every changeable column, as it is to be. */
-export type EscalationMove = Pick<
-  EscalationRow,
-  'incident_id' | 'state' | 'round' | 'step' | 'repeat' | 'due_at' | 'updates'
->;
+/** Where an escalation stands: what a paging pass moves (it never changes `updates`). */
+export type EscalationPosition = Pick<EscalationRow, 'state' | 'round' | 'step' | 'repeat' | 'due_at'>;
+
+/** Where a paging pass moves one escalation it holds. */
+export type EscalationMove = EscalationPosition & Pick<EscalationRow, 'incident_id'>;
 
 /**
  * A paging pass's escalations moved and their timelines' new events, in one
  * statement: the end of a batch of paging steps, one round trip for all of
- * them. The caller holds each escalation's lock, so the columns it read are
- * the ones it writes back unchanged.
+ * them. The caller holds each escalation's lock, so the position it read is
+ * the one it moves from.
  */
 export async function moveEscalationsWithEvents(
   tx: Queryable,
@@ -153,10 +153,10 @@ export async function moveEscalationsWithEvents(
     `WITH moved AS (
        UPDATE escalations e
           SET updated_at = $1, state = m.state, round = m.round, step = m.step, repeat = m.repeat,
-              due_at = m.due_at, updates = m.updates
+              due_at = m.due_at
          FROM jsonb_to_recordset($2::jsonb)
               AS m(incident_id bigint, state text, round integer, step integer, repeat integer,
-                   due_at timestamptz, updates integer)
+                   due_at timestamptz)
         WHERE e.incident_id = m.incident_id
           -- Found by key: the planner takes the record set for 100 rows and
           -- would hash-join it with a scan of every escalation ever started.
@@ -172,7 +172,6 @@ export async function moveEscalationsWithEvents(
           step: move.step,
           repeat: move.repeat,
           due_at: move.due_at?.toISOString() ?? null,
-          updates: move.updates,
         })),
       ),
       eventsParameter(events),

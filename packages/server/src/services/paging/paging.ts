@@ -25,6 +25,7 @@ import {
   updateEscalation,
   dueEscalations,
   type EscalationMove,
+  type EscalationPosition,
   type EscalationRow,
 } from '../../repositories/escalations.ts';
 import type { PolicyTarget } from '../../repositories/escalation-policies.ts';
@@ -85,9 +86,6 @@ const MAX_STEPS_PER_PASS = 20;
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_CAP_MS = 5 * 60_000;
 const MINUTE_MS = 60_000;
-
-/** Where an escalation stands after a pass: what the pass moves. */
-type EscalationPosition = Pick<EscalationRow, 'state' | 'round' | 'step' | 'repeat' | 'due_at'>;
 
 /** A contact a step can use: a stored method, or the contract's users.ntfy_topic. */
 interface Contact {
@@ -352,7 +350,7 @@ export class PagingService {
     for (const { incident, escalation } of locked) {
       if (escalation.due_at === null || escalation.due_at > now) continue;
       const next = await this.#advance(tx, incident, escalation, now, events, reads);
-      moves.push({ ...escalation, ...next });
+      moves.push({ incident_id: escalation.incident_id, ...next });
     }
     await moveEscalationsWithEvents(tx, moves, events, now);
     return moves.length;
