@@ -24,13 +24,13 @@ export class JsonPoster {
   constructor(url: string, headers: Record<string, string>, options: { timeoutMs?: number } = {}) {
     this.#url = new URL(url);
     this.#headers = { 'content-type': 'application/json', ...headers };
-    // One socket per sender at most; the senders keep them busy, so none goes idle for long.
+    // Each sender waits for its answer before posting again, so a socket per sender, reused.
     this.#agent = new http.Agent({ keepAlive: true });
     this.#timeoutMs = options.timeoutMs ?? 60_000;
   }
 
   /** Posts `body` as JSON; answers the status and the body's text, whatever the status. */
-  post(body: unknown): Promise<PostAnswer> {
+  #post(body: unknown): Promise<PostAnswer> {
     const payload = Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
       const request = http.request(
@@ -58,14 +58,10 @@ export class JsonPoster {
 
   /** Posts `body` and throws unless the answer's status is one of `expected`. */
   async postExpecting(body: unknown, expected: readonly number[]): Promise<PostAnswer> {
-    const answer = await this.post(body);
+    const answer = await this.#post(body);
     if (!expected.includes(answer.status)) {
       throw new Error(`${this.#url.pathname} answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     }
     return answer;
-  }
-
-  close(): void {
-    this.#agent.destroy();
   }
 }
