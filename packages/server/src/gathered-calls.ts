@@ -1,3 +1,10 @@
+/** A call waiting for its batch, with how to answer its caller. */
+interface WaitingCall<I, O> {
+  item: I;
+  resolve: (output: O) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * Calls that go to the database in batches, as a database's group commit
  * does: a call made while `limit` batches are in flight waits, and every
@@ -10,12 +17,6 @@
  *
  * User: the intake's new groups (services/intake.ts).
  */
-interface WaitingCall<I, O> {
-  item: I;
-  resolve: (output: O) => void;
-  reject: (error: unknown) => void;
-}
-
 export class GatheredCalls<I, O> {
   readonly #run: (items: I[]) => Promise<O[]>;
   readonly #limit: number;
