@@ -39,6 +39,7 @@ import {
   type BenchStorage,
 } from './support/server-process.ts';
 import { fillLargeIncident, fillQueue } from './support/fill-queue.ts';
+import { JsonHttp } from './support/json-http.ts';
 import { REFERENCE_STATISTICS_SQL } from '../test/support/statistics-reference.ts';
 import {
   foldStatisticsDeltas,
@@ -170,12 +171,10 @@ async function measure(
   const results = new Map<string, Timed>();
   try {
     for (const target of targets) {
-      const url = `${server.baseUrl}${target.path}`;
-      const get = async () => {
-        const response = await fetch(url, { headers: { authorization: `Bearer ${adminKey}` } });
-        if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
-        return await response.json();
-      };
+      // The same client as the intake's senders (support/json-http.ts); the
+      // body is still parsed, as any reader of the queue parses it.
+      const client = new JsonHttp(`${server.baseUrl}${target.path}`, { authorization: `Bearer ${adminKey}` });
+      const get = async (): Promise<unknown> => JSON.parse((await client.getExpecting([200])).text);
       for (let i = 0; i < WARM_UP_REQUESTS; i++) await get();
       const latency = new LatencyRecorder();
       let rows = 0;

@@ -22,7 +22,7 @@ import {
   waitUntil,
 } from '../../test/peers/child-processes.ts';
 import type { SendNotification } from './intake-load.ts';
-import { JsonPoster } from './json-poster.ts';
+import { JsonHttp } from './json-http.ts';
 
 /** PyPI pins: alerta-server's newest release, and what it runs on. */
 export const ALERTA_PACKAGES = {
@@ -172,7 +172,7 @@ export async function startAlerta(databaseUrl: string, workers: number): Promise
  * (more) names as many alerts as were sent. Throws otherwise.
  */
 export function alertaSender(alerta: RunningAlerta): SendNotification {
-  const poster = new JsonPoster(alerta.webhookUrl, { authorization: `Key ${alerta.apiKey}` });
+  const poster = new JsonHttp(alerta.webhookUrl, { authorization: `Key ${alerta.apiKey}` });
   return async (notification) => {
     const { text } = await poster.postExpecting(notification, [201]);
     const body = JSON.parse(text) as { id?: string; ids?: string[] };

@@ -11,7 +11,7 @@
  */
 import { notificationOfSize, type WebhookPayloadJson } from '../../test/support/alertmanager-payloads.ts';
 import { LatencyRecorder, formatMs } from './latency.ts';
-import { JsonPoster } from './json-poster.ts';
+import { JsonHttp } from './json-http.ts';
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 export const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -152,7 +152,7 @@ export function describeMeasured(name: string, scenario: Scenario, measured: Mea
 
 /** A sender of Alertmanager notifications to terdut-server's webhook; resolves on its 200 (after commit). */
 export function terdutSender(baseUrl: string, apiKey: string): SendNotification {
-  const poster = new JsonPoster(`${baseUrl}/api/webhook/alertmanager`, { authorization: `Bearer ${apiKey}` });
+  const poster = new JsonHttp(`${baseUrl}/api/webhook/alertmanager`, { authorization: `Bearer ${apiKey}` });
   return async (notification) => {
     await poster.postExpecting(notification, [200]);
   };
