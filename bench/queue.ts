@@ -22,8 +22,14 @@
  *
  * Not a test: it prints figures (record them in bench/README.md).
  * Environment: BENCH_INCIDENTS (default 100000), BENCH_ALERTS_PER_INCIDENT
- * (default 10), BENCH_REQUESTS per list (default 100), BENCH_QUEUE_DATABASES
- * (default "postgres"; add pglite for the embedded database, which fills about twice as slowly), TERDUT_BENCH_DATABASE_URL as for bench:intake.
+ * (default 10), BENCH_REQUESTS per list (default 1000), BENCH_STATS_REQUESTS
+ * per statistics endpoint (default 1000), BENCH_QUEUE_DATABASES (default
+ * "postgres"; add pglite for the embedded database, which fills about twice
+ * as slowly), TERDUT_BENCH_DATABASE_URL as for bench:intake.
+ *
+ * Each list, the 1,000-alert page and each statistics endpoint is said
+ * "met" or "NOT met" against issue 15's p99 (lists 10 ms, the page 20 ms,
+ * statistics 50 ms), as the client saw it, with the indexes and rollups.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -50,13 +56,18 @@ import type { Database } from '../packages/server/src/db/database.ts';
 const INCIDENTS = Number(process.env.BENCH_INCIDENTS ?? 100_000);
 const ALERTS_PER_INCIDENT = Number(process.env.BENCH_ALERTS_PER_INCIDENT ?? 10);
 const OPEN = Math.max(1, Math.round(INCIDENTS / 100));
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
+// A p99 of 100 requests is the second slowest of them: one pause of the
+// client's or the machine's decides it. Of 1,000 it is the tenth slowest.
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
 const LARGE_INCIDENT_ALERTS = Number(process.env.BENCH_LARGE_INCIDENT_ALERTS ?? 1000);
 const DATABASES = (process.env.BENCH_QUEUE_DATABASES ?? 'postgres').split(',').map((name) => name.trim());
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../packages/server/src/db/migrations/', import.meta.url));
-const STATS_REQUESTS = Number(process.env.BENCH_STATS_REQUESTS ?? 100);
+const STATS_REQUESTS = Number(process.env.BENCH_STATS_REQUESTS ?? 1000);
+/** Issue 15's targets, as the client sees the requests (p99, with the indexes and the rollups). */
 const STATS_TARGET_P99_MS = 50;
+const LIST_TARGET_P99_MS = 10;
+const PAGE_TARGET_P99_MS = 20;
 
 /** The lists people and clients actually ask for. */
 const LISTS: { label: string; query: string }[] = [
@@ -159,13 +170,16 @@ function serverTimesByUrl(logPath: string, skip: number): Map<string, { p50: num
   return times;
 }
 
-const WARM_UP_REQUESTS = 5;
+// Enough for V8 to have compiled the request's path: with 5, the first list
+// measured after the server started had the run's slowest p99 on both
+// databases (its requests' own server time too).
+const WARM_UP_REQUESTS = 50;
 
 /** Sequential GETs (after a few unrecorded ones) against a fresh server process. */
 async function measure(
   storage: BenchStorage,
   adminKey: string,
-  targets: { label: string; path: string; requests: number }[],
+  targets: Target[],
 ): Promise<Map<string, Timed>> {
   const server = await startServerProcess(storage);
   const results = new Map<string, Timed>();
@@ -213,12 +227,29 @@ async function measureRollupPlacement(db: Database): Promise<Timed> {
 }
 
 /** The lists, then the large incident's page (measured in both passes; its queries use no list index). */
-const listTargets = (largeIncident: number) => [
-  ...LISTS.map((list) => ({ label: list.label, path: `/api/incidents${list.query}`, requests: REQUESTS })),
+interface Target {
+  label: string;
+  path: string;
+  requests: number;
+  /** The issue's p99 for it, if it sets one. */
+  targetP99Ms?: number;
+}
+const listTargets = (largeIncident: number): Target[] => [
+  ...LISTS.map((list) => ({
+    label: list.label,
+    path: `/api/incidents${list.query}`,
+    requests: REQUESTS,
+    targetP99Ms: LIST_TARGET_P99_MS,
+  })),
   ...pageTargets(largeIncident),
 ];
-const pageTargets = (id: number) => [
-  { label: `/${id} (${LARGE_INCIDENT_ALERTS} alerts)`, path: `/api/incidents/${id}`, requests: REQUESTS },
+const pageTargets = (id: number): Target[] => [
+  {
+    label: `/${id} (${LARGE_INCIDENT_ALERTS} alerts)`,
+    path: `/api/incidents/${id}`,
+    requests: REQUESTS,
+    targetP99Ms: PAGE_TARGET_P99_MS,
+  },
   { label: `/${id}/timeline`, path: `/api/incidents/${id}/timeline`, requests: REQUESTS },
 ];
 const statsTargets = () => STATS.map((stat) => ({ ...stat, requests: STATS_REQUESTS }));
@@ -283,6 +314,9 @@ async function benchDatabase(
       `${formatMs(without.p50)} / ${formatMs(without.p99)}`,
       `${formatMs(withIndexes.p50)} / ${formatMs(withIndexes.p99)}`,
       serverColumn(withIndexes),
+      target.targetP99Ms === undefined
+        ? '-'
+        : `${withIndexes.p99 < target.targetP99Ms ? 'met' : 'NOT met'} (p99 < ${target.targetP99Ms} ms)`,
     ];
   });
   const stats = STATS.map((stat) => {
@@ -354,6 +388,7 @@ async function main(): Promise<void> {
       'p50 / p99 before',
       'p50 / p99 with the indexes',
       'the same, timed by the server',
+      'target, with the indexes',
     ],
     rows,
   );
