@@ -14,6 +14,13 @@
  * per source file, so stack traces name the same lines' files. The
  * contract's `terdut-dist` export condition (bin/terdut-server passes
  * `--conditions=terdut-dist`) points `@terdut/contract` at its built copy.
+ *
+ * TypeBox is the one dependency bundled: its package is about 370 ES
+ * modules, and loading them one by one kept about 6 MiB more resident than
+ * the same code as one file (bench/README.md, "Memory"). The contract's
+ * build gets it as `dist/vendor/typebox.js` (esbuild), and every built
+ * import of `typebox` is rewritten to it: `./vendor/typebox.js` inside the
+ * contract, `@terdut/contract/typebox` in the server, so both share one copy.
  */
 import type TypeScript from 'typescript';
 import { createHash } from 'node:crypto';
@@ -28,7 +35,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const packagesDir = fileURLToPath(new URL('..', import.meta.url));
@@ -119,6 +126,51 @@ function emitPackage(ts: typeof TypeScript, name: string, outDir: string): void 
     cpSync(join(rootDir, asset), join(outDir, asset), { recursive: true });
 }
 
+/** Where the contract's build puts its one-file TypeBox, and how the server's build imports it. */
+const TYPEBOX_BUNDLE = 'vendor/typebox.js';
+const TYPEBOX_FOR_SERVER = '@terdut/contract/typebox';
+
+/** TypeBox's public API as one ES module, for the contract's dist. */
+async function bundleTypebox(contractDist: string): Promise<void> {
+  const { build } = await import('esbuild');
+  await build({
+    stdin: {
+      contents: "export * from 'typebox';\nexport { default } from 'typebox';\n",
+      resolveDir: join(packagesDir, 'contract'),
+      sourcefile: 'typebox-bundle.js',
+    },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    legalComments: 'inline',
+    outfile: join(contractDist, TYPEBOX_BUNDLE),
+    logLevel: 'warning',
+  });
+}
+
+/** Points every built `from 'typebox'` of a package at the bundle; a subpath import fails the build. */
+function importBundledTypebox(name: string, dist: string): void {
+  for (const file of sourceFilesUnder(dist).filter((path) => path.endsWith('.js'))) {
+    if (file === join(dist, TYPEBOX_BUNDLE)) continue;
+    const text = readFileSync(file, 'utf8');
+    const subpath = /from ['"](typebox\/[^'"]*)['"]/.exec(text);
+    if (subpath !== null) {
+      throw new Error(
+        `packages/${name}/src/${relative(dist, file).replace(/\.js$/, '.ts')} imports ${subpath[1]}: ` +
+          "the built server bundles only 'typebox' itself; import from 'typebox', or add the subpath to build.ts",
+      );
+    }
+    let target = TYPEBOX_FOR_SERVER;
+    if (name === 'contract') {
+      target = relative(dirname(file), join(dist, TYPEBOX_BUNDLE));
+      if (!target.startsWith('.')) target = `./${target}`;
+    }
+    const rewritten = text.replace(/from (['"])typebox\1/g, `from '${target}'`);
+    if (rewritten !== text) writeFileSync(file, rewritten);
+  }
+}
+
 function isCurrent(stamp: string): boolean {
   return (
     BUILT_PACKAGES.every((name) => existsSync(join(packagesDir, name, 'dist'))) &&
@@ -132,7 +184,7 @@ function isCurrent(stamp: string): boolean {
  * emitted beside its dist and then renamed into place, so a server starting
  * meanwhile never loads half a build; two builds at once write the same files.
  */
-export function buildServer(options: { ifStale?: boolean } = {}): { built: boolean } {
+export async function buildServer(options: { ifStale?: boolean } = {}): Promise<{ built: boolean }> {
   const stamp = sourceStamp();
   if (options.ifStale && isCurrent(stamp)) return { built: false };
   const ts = typescript();
@@ -141,6 +193,8 @@ export function buildServer(options: { ifStale?: boolean } = {}): { built: boole
     const next = `${dist}.${process.pid}.tmp`;
     rmSync(next, { recursive: true, force: true });
     emitPackage(ts, name, next);
+    if (name === 'contract') await bundleTypebox(next);
+    importBundledTypebox(name, next);
     if (name === 'server') writeFileSync(join(next, 'build-stamp.txt'), stamp);
     rmSync(dist, { recursive: true, force: true });
     try {
@@ -156,5 +210,5 @@ export function buildServer(options: { ifStale?: boolean } = {}): { built: boole
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  buildServer({ ifStale: process.argv.includes('--if-stale') });
+  await buildServer({ ifStale: process.argv.includes('--if-stale') });
 }

@@ -7,7 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +79,53 @@ test("bin/terdut-server sets glibc's allocator for a small resident set, unless 
     env: { PATH: process.env.PATH ?? '', TERDUT_NODE_FLAGS: printArenas, MALLOC_ARENA_MAX: '4' },
   });
   assert.match(output, /arenas 4 131072/);
+});
+
+/**
+ * Node flags that make a process print every module it resolves, one
+ * `resolved <url>` line each on stderr: a module loaded first (--import)
+ * registers a resolve hook, which runs on the loader's own thread and so
+ * writes synchronously.
+ */
+function printResolvedModulesFlag(): string {
+  const hooks =
+    "import { writeSync } from 'node:fs';" +
+    'export async function resolve(specifier, context, next) {' +
+    '  const resolved = await next(specifier, context);' +
+    "  writeSync(2, 'resolved ' + resolved.url + '\\n');" +
+    '  return resolved;' +
+    '}';
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(
+    `data:text/javascript,${encodeURIComponent(hooks)}`,
+  )});`;
+  return `--import=data:text/javascript,${encodeURIComponent(register)}`;
+}
+
+test('the built server loads TypeBox as one bundled file, and no mailer while SMTP is not configured', () => {
+  // Both cost resident memory for good (bench/README.md, "Memory"): TypeBox's
+  // ~370 modules one by one about 6 MiB more than the bundle, nodemailer and
+  // the fetch its modules pull in about 5 MiB.
+  const run = spawnSync(BIN, ['--version'], {
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH ?? '',
+      TERDUT_NODE_FLAGS: printResolvedModulesFlag(),
+      ...WITHOUT_TYPESCRIPT,
+    },
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const resolved = run.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('resolved '))
+    .map((line) => line.slice('resolved '.length));
+  assert.ok(
+    resolved.some((url) => url.endsWith('/packages/contract/dist/vendor/typebox.js')),
+    `the bundle was not loaded; resolved:\n${resolved.join('\n')}`,
+  );
+  assert.deepEqual(
+    resolved.filter((url) => /\/node_modules\/(typebox|nodemailer)\//.test(url)),
+    [],
+  );
 });
 
 test('bin/terdut-server migrate applies every migration, read from dist, to the embedded database', async () => {

@@ -4,7 +4,7 @@
  * CONFIRMATION page (routes/paging/confirm.ts): mail scanners fetch links,
  * so the link itself must never change anything.
  */
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { SmtpConfig } from './config.ts';
 import { DeliveryError, type PageMessage, type ProviderAnswer } from './providers.ts';
 
@@ -14,20 +14,34 @@ export interface EmailSender {
 
 const SMTP_TIMEOUT_MS = 10_000;
 
-/** The SMTP sender for `config`; one pooled-less transport, a connection per message. */
+/**
+ * The SMTP sender for `config`; one pooled-less transport, a connection per message.
+ *
+ * nodemailer is imported here, when SMTP is configured, not with this module:
+ * its ES modules import `node:http`, whose namespace pulls in Node's fetch
+ * (undici) too, about 5 MiB of resident memory that a server paging only by
+ * ntfy or webhook never needs (bench/README.md, "Memory").
+ */
 export function smtpSender(config: SmtpConfig): EmailSender {
   const url = new URL(config.url);
   if (config.password !== undefined) url.password = encodeURIComponent(config.password);
-  const transport = nodemailer.createTransport({
-    url: url.toString(),
-    connectionTimeout: SMTP_TIMEOUT_MS,
-    greetingTimeout: SMTP_TIMEOUT_MS,
-    socketTimeout: SMTP_TIMEOUT_MS,
-  } as Parameters<typeof nodemailer.createTransport>[0]);
+  const transport: Promise<Transporter> = import('nodemailer').then(({ default: nodemailer }) =>
+    nodemailer.createTransport({
+      url: url.toString(),
+      connectionTimeout: SMTP_TIMEOUT_MS,
+      greetingTimeout: SMTP_TIMEOUT_MS,
+      socketTimeout: SMTP_TIMEOUT_MS,
+    } as Parameters<typeof nodemailer.createTransport>[0]),
+  );
+  // Awaited by every send; this only keeps a failed import from being an
+  // unhandled rejection before the first one.
+  transport.catch(() => {});
   return {
     async send(to, message, deliveryId) {
       try {
-        const info = (await transport.sendMail({
+        const info = (await (
+          await transport
+        ).sendMail({
           from: config.from,
           to,
           subject: message.title,
