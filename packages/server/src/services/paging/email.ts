@@ -38,10 +38,15 @@ export function smtpSender(config: SmtpConfig): EmailSender {
   transport.catch(() => {});
   return {
     async send(to, message, deliveryId) {
+      // Not the SMTP server's fault, and no retry mends it: said as what it is.
+      const smtp = await transport.catch((error: unknown) => {
+        throw new DeliveryError(
+          `the SMTP client (nodemailer) did not load: ${(error as Error).message}; reinstall terdut-server's dependencies`,
+          true,
+        );
+      });
       try {
-        const info = (await (
-          await transport
-        ).sendMail({
+        const info = (await smtp.sendMail({
           from: config.from,
           to,
           subject: message.title,
