@@ -74,14 +74,16 @@ for (const dir of workspaces) {
     const problems: string[] = [];
     for (const file of typeScriptFiles(dir)) {
       const isTest = file.endsWith('.test.ts');
+      // A package's build script (its build.ts) runs where the dev dependencies are, never in the image.
+      const isBuildScript = relative(dir, file) === 'build.ts';
       const source = readFileSync(file, 'utf8');
       if (!isTest) for (const name of referencedPackages(source)) usedByCode.add(name);
       for (const name of importedPackages(source)) {
         if (name === pkg.name) continue;
-        // Tests may use dev dependencies (the workspace's or the root's); the shipped code may not.
+        // Tests and build scripts may use dev dependencies (the workspace's or the root's); the shipped code may not.
         const ok =
           declared.has(name) ||
-          (isTest &&
+          ((isTest || isBuildScript) &&
             (name in (pkg.devDependencies ?? {}) ||
               name in (root.devDependencies ?? {}) ||
               workspaceNames.has(name)));
