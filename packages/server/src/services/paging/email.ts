@@ -25,26 +25,28 @@ const SMTP_TIMEOUT_MS = 10_000;
 export function smtpSender(config: SmtpConfig): EmailSender {
   const url = new URL(config.url);
   if (config.password !== undefined) url.password = encodeURIComponent(config.password);
-  const transport: Promise<Transporter> = import('nodemailer').then(({ default: nodemailer }) =>
-    nodemailer.createTransport({
-      url: url.toString(),
-      connectionTimeout: SMTP_TIMEOUT_MS,
-      greetingTimeout: SMTP_TIMEOUT_MS,
-      socketTimeout: SMTP_TIMEOUT_MS,
-    } as Parameters<typeof nodemailer.createTransport>[0]),
-  );
+  const transport: Promise<Transporter> = import('nodemailer')
+    .then(({ default: nodemailer }): Transporter =>
+      nodemailer.createTransport({
+        url: url.toString(),
+        connectionTimeout: SMTP_TIMEOUT_MS,
+        greetingTimeout: SMTP_TIMEOUT_MS,
+        socketTimeout: SMTP_TIMEOUT_MS,
+      } as Parameters<typeof nodemailer.createTransport>[0]),
+    )
+    .catch((error: unknown) => {
+      // Not the SMTP server's fault, and no retry mends it: said as what it is.
+      throw new DeliveryError(
+        `the SMTP client (nodemailer) did not load: ${(error as Error).message}; reinstall terdut-server's dependencies`,
+        true,
+      );
+    });
   // Awaited by every send; this only keeps a failed import from being an
   // unhandled rejection before the first one.
   transport.catch(() => {});
   return {
     async send(to, message, deliveryId) {
-      // Not the SMTP server's fault, and no retry mends it: said as what it is.
-      const smtp = await transport.catch((error: unknown) => {
-        throw new DeliveryError(
-          `the SMTP client (nodemailer) did not load: ${(error as Error).message}; reinstall terdut-server's dependencies`,
-          true,
-        );
-      });
+      const smtp = await transport;
       try {
         const info = (await smtp.sendMail({
           from: config.from,
