@@ -9,6 +9,12 @@
  * go (services/intake.ts), and divides by the raw single-row commit rate
  * of the same server measured in between, as `bench:intake` does.
  *
+ * Then the HTTP floor: a bare `node:http` server (support/bare-intake-server.ts)
+ * that parses each notification and stores its alerts as rows of the raw
+ * table before it answers, with no API key, validation, incident or
+ * framework, driven by the intake benchmarks' senders: the most any HTTP
+ * intake that commits before it answers can reach on this machine.
+ *
  * Not a test: it prints figures (record them in bench/README.md).
  * Environment: BENCH_SECONDS (per measurement, default 6),
  * BENCH_CONCURRENCY (connections, default 4), TERDUT_BENCH_DATABASE_URL
@@ -26,9 +32,15 @@ import { formatMs, printTable } from './support/latency.ts';
 import { printMachine } from './support/machine.ts';
 import { provideBenchPostgres } from './support/postgres.ts';
 import { rawPostgresInsertRate } from './support/raw-inserts.ts';
+import { bareIntakeRate, type BareMode } from './support/bare-intake.ts';
 
 const SIZES = [1, 10, 100];
 const GROUPS_PER_STATEMENT = [1, 4];
+const BARE_MODES: { mode: BareMode; label: string }[] = [
+  { mode: 'answer', label: 'parses, answers, stores nothing' },
+  { mode: 'insert', label: 'stores the alerts (one INSERT, one commit each)' },
+  { mode: 'gathered', label: 'stores the alerts, group commit' },
+];
 /** Issue 15's targets for new groups, end to end: a share of the raw commit rate. */
 const TARGET_SHARE: Record<number, number> = { 1: 30, 10: 100, 100: 200 };
 
@@ -62,6 +74,7 @@ async function main(): Promise<void> {
       };
     };
     const rows: string[][] = [];
+    const httpRows: string[][] = [];
     for (const size of SIZES) {
       // A database of its own each time: the raw table starts empty, as bench:intake's does.
       const rawDb = await postgres.createDatabase('terdut_bench_floor_raw');
@@ -83,6 +96,24 @@ async function main(): Promise<void> {
           `${TARGET_SHARE[size]} %`,
         ]);
       }
+      for (const { mode, label } of BARE_MODES) {
+        const bareDb = await postgres.createDatabase('terdut_bench_floor_bare');
+        const measured = await bareIntakeRate(bareDb.url, mode, size).finally(() => bareDb.drop());
+        const share = (measured.alertsPerSecond / raw.alertsPerSecond) * 100;
+        console.log(
+          `  bare HTTP server, ${size}-alert new groups, ${mode}: ${measured.notificationsPerSecond.toFixed(0)}/s` +
+            (measured.failures ? `, ${measured.failures} FAILED` : ''),
+        );
+        httpRows.push([
+          `${size} new alert${size === 1 ? '' : 's'}`,
+          label,
+          measured.notificationsPerSecond.toFixed(0),
+          measured.alertsPerSecond.toFixed(0),
+          formatMs(measured.p50),
+          mode === 'answer' ? '-' : `${share.toFixed(1)} %`,
+          `${TARGET_SHARE[size]} %`,
+        ]);
+      }
     }
     console.log('');
     printTable(
@@ -98,7 +129,22 @@ async function main(): Promise<void> {
       rows,
     );
     console.log(
-      '\nThe intake call alone: the end-to-end figures of bench:intake add HTTP, the server, the API key and the paging pass to it.',
+      '\nThe intake call alone: the end-to-end figures of bench:intake add HTTP, the server, the API key and the paging pass to it.\n',
+    );
+    printTable(
+      [
+        'notification',
+        'bare HTTP server',
+        'notifications/s',
+        'alerts/s',
+        'p50',
+        'of raw PG inserts',
+        'issue 15 target',
+      ],
+      httpRows,
+    );
+    console.log(
+      '\nThe HTTP floor: no HTTP intake that commits before it answers, whatever it stores, goes faster on this machine.',
     );
     console.log(`load average at the end: ${loadavg()[0]!.toFixed(2)}`);
   } finally {

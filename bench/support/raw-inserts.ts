@@ -12,7 +12,8 @@ import { openPglite } from '../../packages/server/src/db/database.ts';
 import { notificationOfSize } from '../../test/support/alertmanager-payloads.ts';
 import { CONCURRENCY, drive, type Measured } from './intake-load.ts';
 
-const RAW_TABLE = `
+/** The raw figure's table, shaped like our `alerts` row; the bare intake server stores into it too. */
+export const RAW_TABLE = `
   CREATE TABLE raw_alerts (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     fingerprint text NOT NULL UNIQUE,
