@@ -1,8 +1,10 @@
 /**
  * The PostgreSQL a benchmark runs on: TERDUT_BENCH_DATABASE_URL, else
  * TERDUT_TEST_DATABASE_URL, else a temporary cluster started like the tests'
- * one (test/peers/postgres.ts, which runs with fsync=off). Each benchmark
- * creates databases of its own on it and drops them at the end.
+ * one (test/peers/postgres.ts, which runs with fsync=off; with
+ * BENCH_POSTGRES_FSYNC=on, PostgreSQL's default, it runs durable, so a
+ * commit waits for the disk). Each benchmark creates databases of its own on
+ * it and drops them at the end.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -30,7 +32,10 @@ export async function provideBenchPostgres(): Promise<BenchPostgres> {
     url = given;
     origin = process.env.TERDUT_BENCH_DATABASE_URL ? 'TERDUT_BENCH_DATABASE_URL' : 'TERDUT_TEST_DATABASE_URL';
   } else {
-    const temporary = await startTemporaryPostgres();
+    const fsync = process.env.BENCH_POSTGRES_FSYNC ?? 'off';
+    if (fsync !== 'on' && fsync !== 'off')
+      throw new Error(`BENCH_POSTGRES_FSYNC must be "on" or "off", not ${JSON.stringify(fsync)}`);
+    const temporary = await startTemporaryPostgres({ durable: fsync === 'on' });
     url = temporary.url;
     origin = 'temporary cluster (test/peers/postgres.ts)';
     stop = () => temporary.stop();

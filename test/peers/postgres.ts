@@ -70,8 +70,13 @@ export async function canConnect(url: string): Promise<boolean> {
   }
 }
 
-/** Starts a temp-dir cluster with trust auth on loopback and waits until it accepts connections. */
-export async function startTemporaryPostgres(): Promise<RunningPostgres> {
+/**
+ * Starts a temp-dir cluster with trust auth on loopback and waits until it
+ * accepts connections. Tests run it with `fsync=off` (a throw-away server);
+ * `durable: true` keeps PostgreSQL's default, `fsync=on`, for benchmarks
+ * that measure durable commits.
+ */
+export async function startTemporaryPostgres(options: { durable?: boolean } = {}): Promise<RunningPostgres> {
   const bin = postgresBinDir();
   const dir = mkdtempSync(join(tmpdir(), 'terdut-pg-'));
   chmodSync(dir, 0o777);
@@ -85,7 +90,14 @@ export async function startTemporaryPostgres(): Promise<RunningPostgres> {
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
   const port = await freePort();
   const args = ['-D', dataDir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'];
-  args.push('-c', 'fsync=off', '-c', 'max_connections=300', '-c', 'shared_buffers=128MB');
+  args.push(
+    '-c',
+    `fsync=${options.durable ? 'on' : 'off'}`,
+    '-c',
+    'max_connections=300',
+    '-c',
+    'shared_buffers=128MB',
+  );
   const child: ChildProcess = spawn(join(bin, 'postgres'), args, {
     stdio: ['ignore', 'ignore', 'pipe'],
     ...user,
