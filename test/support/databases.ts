@@ -3,10 +3,15 @@
  * PGlite (in memory) and the real PostgreSQL that global setup provides,
  * each freshly created and migrated for this test file.
  */
-import { describe, before, after } from 'node:test';
+import { describe, before, after, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/database.ts';
+import {
+  openPglite,
+  openPostgres,
+  type Database,
+  type Queryable,
+} from '../../packages/server/src/db/database.ts';
 import { migrate } from '../../packages/server/src/db/migrate.ts';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -84,4 +89,56 @@ export function forEachDatabase(
       }, kind);
     });
   }
+}
+
+/**
+ * `test`s `check` once per database kind, each on a fresh migrated database
+ * with a single connection: PGlite has one anyway, and PostgreSQL gets a
+ * pool of one, so what a connection keeps from its first statements (their
+ * plans) is what its later statements use. Titles: `on PGlite, <title>`
+ * and `on PostgreSQL, one connection: <title>`.
+ */
+export function testOnOneConnectionOfEach(title: string, check: (db: Database) => Promise<void>): void {
+  void test(`on PGlite, ${title}`, async () => {
+    const db = await createTestPglite();
+    try {
+      await check(db);
+    } finally {
+      await db.close();
+    }
+  });
+  void test(`on PostgreSQL, one connection: ${title}`, async () => {
+    const created = await createTestPostgres();
+    const db = await openPostgres(created.url, { max: 1 });
+    try {
+      await check(db);
+    } finally {
+      await db.close();
+      await created.drop();
+    }
+  });
+}
+
+/**
+ * Whole-table scans of `table` while `work` runs, in one transaction of
+ * `db`: the connection's own count (not yet reported, so no one else's),
+ * before and after. A test that a statement finds its rows by index.
+ */
+export async function wholeTableScansDuring(
+  db: Database,
+  table: string,
+  work: (tx: Queryable) => Promise<void>,
+): Promise<number> {
+  return db.transaction(async (tx) => {
+    const scans = async () =>
+      (
+        await tx.query<{ seq_scan: number }>(
+          `SELECT seq_scan::int AS seq_scan FROM pg_stat_xact_user_tables WHERE relname = $1`,
+          [table],
+        )
+      ).rows[0]!.seq_scan;
+    const before = await scans();
+    await work(tx);
+    return (await scans()) - before;
+  });
 }

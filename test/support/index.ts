@@ -15,3 +15,4 @@ export * from './webhook-receiver.ts';
 export * from './smtp-sink.ts';
 export * from './paging.ts';
 export * from './statistics-reference.ts';
+export * from './intake-calls.ts';

@@ -6,66 +6,26 @@
  * the plans were made, a new group's first notification and an unchanged
  * repeat must find the alerts they read by index.
  */
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestPglite, createTestPostgres, firingAlert, notification } from '@terdut/test-support';
-import { parseNotification } from '../alertmanager/parse.ts';
-import { openIfNewGroups, touchIfRepeat, type NewGroupCall } from '../repositories/alert-groups.ts';
-import { RoutingCache } from '../services/paging/policy-routing.ts';
-import { openPostgres, type Database, type Queryable } from './database.ts';
+import { newGroupCall, testOnOneConnectionOfEach, wholeTableScansDuring } from '@terdut/test-support';
+import { openIfNewGroups, touchIfRepeat } from '../repositories/alert-groups.ts';
+import type { Database, Queryable } from './database.ts';
 
 const now = new Date('2026-12-06T10:00:00Z');
 const staleBefore = new Date(now.getTime() - 3_600_000);
 
-async function newGroupCall(db: Queryable, groupKey: string): Promise<NewGroupCall> {
-  const parsed = parseNotification(
-    notification({
-      groupKey,
-      alerts: [firingAlert({ name: `${groupKey}-a` }), firingAlert({ name: `${groupKey}-b` })],
-    }),
-  );
-  const routing = await new RoutingCache().route(db, {});
-  return {
-    groupKey,
-    alerts: parsed.alerts,
-    incident: {
-      title: groupKey,
-      group_labels: {},
-      severity: null,
-      severity_rank: 0,
-      routing: { ...routing, labels: {} },
-    },
-    now,
-    staleBefore,
-  };
-}
-
 /** A new group opened and then repeated unchanged; both calls must take the shortcut. */
 async function openAndRepeat(db: Queryable, groupKey: string): Promise<void> {
-  const call = await newGroupCall(db, groupKey);
+  const call = await newGroupCall(db, groupKey, [`${groupKey}-a`, `${groupKey}-b`], now);
   const [opened] = await openIfNewGroups(db, [call]);
   assert.ok(typeof opened === 'object', `${groupKey} opened its incident (${JSON.stringify(opened)})`);
   const repeated = await touchIfRepeat(db, groupKey, call.alerts, now, staleBefore);
   assert.equal(repeated, opened.opened, `${groupKey} repeated unchanged`);
 }
 
-/**
- * Whole-table scans of `alerts` while a group opens and repeats: this
- * connection's count in its transaction (not yet reported, so no one
- * else's) before and after.
- */
-async function scansOfAlertsWhileOpeningAndRepeating(db: Database, groupKey: string): Promise<number> {
-  return db.transaction(async (tx) => {
-    const scans = async () =>
-      (
-        await tx.query<{ seq_scan: number }>(
-          `SELECT seq_scan::int AS seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'alerts'`,
-        )
-      ).rows[0]!.seq_scan;
-    const before = await scans();
-    await openAndRepeat(tx, groupKey);
-    return (await scans()) - before;
-  });
+/** Whole-table scans of `alerts` while a group opens and repeats. */
+function scansOfAlertsWhileOpeningAndRepeating(db: Database, groupKey: string): Promise<number> {
+  return wholeTableScansDuring(db, 'alerts', (tx) => openAndRepeat(tx, groupKey));
 }
 
 async function checkPlansSurviveGrowth(db: Database): Promise<void> {
@@ -89,23 +49,7 @@ async function checkPlansSurviveGrowth(db: Database): Promise<void> {
   assert.equal(await scansOfAlertsWhileOpeningAndRepeating(db, 'plans-after-analyze'), 0);
 }
 
-test('on PGlite, a new group and a repeat find their alerts by index whatever the size of alerts when the plans were made', async () => {
-  const db = await createTestPglite();
-  try {
-    await checkPlansSurviveGrowth(db);
-  } finally {
-    await db.close();
-  }
-});
-
-test('on PostgreSQL, one connection: a new group and a repeat find their alerts by index whatever the size of alerts when the plans were made', async () => {
-  const created = await createTestPostgres();
-  // One connection, so the plans of the first calls are the ones used after growth.
-  const db = await openPostgres(created.url, { max: 1 });
-  try {
-    await checkPlansSurviveGrowth(db);
-  } finally {
-    await db.close();
-    await created.drop();
-  }
-});
+testOnOneConnectionOfEach(
+  'a new group and a repeat find their alerts by index whatever the size of alerts when the plans were made',
+  checkPlansSurviveGrowth,
+);

@@ -6,10 +6,9 @@
  * 1-alert notification cost 2.7 ms more. Whatever the table's size when the
  * plan was made, each link must find its alert by key.
  */
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestPglite, createTestPostgres } from '../../../../test/support/databases.ts';
-import { openPostgres, type Database, type Queryable } from './database.ts';
+import { testOnOneConnectionOfEach, wholeTableScansDuring } from '@terdut/test-support';
+import type { Database, Queryable } from './database.ts';
 
 /** Writes one incident with `alerts` new alerts and their links (the trigger fires once). */
 async function linkNewAlerts(db: Queryable, tag: string, alerts: number): Promise<void> {
@@ -30,22 +29,9 @@ async function linkNewAlerts(db: Queryable, tag: string, alerts: number): Promis
   );
 }
 
-/**
- * Whole-table scans of `alerts` while linking `alerts` new alerts: this
- * connection's count (not yet reported, so not someone else's) before and after.
- */
-async function scansOfAlertsWhileLinking(db: Database, tag: string, alerts: number): Promise<number> {
-  return db.transaction(async (tx) => {
-    const scans = async () =>
-      (
-        await tx.query<{ seq_scan: number }>(
-          `SELECT seq_scan::int AS seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'alerts'`,
-        )
-      ).rows[0]!.seq_scan;
-    const before = await scans();
-    await linkNewAlerts(tx, tag, alerts);
-    return (await scans()) - before;
-  });
+/** Whole-table scans of `alerts` while linking `alerts` new alerts. */
+function scansOfAlertsWhileLinking(db: Database, tag: string, alerts: number): Promise<number> {
+  return wholeTableScansDuring(db, 'alerts', (tx) => linkNewAlerts(tx, tag, alerts));
 }
 
 async function checkPlanSurvivesGrowth(db: Database): Promise<void> {
@@ -67,23 +53,7 @@ async function checkPlanSurvivesGrowth(db: Database): Promise<void> {
   assert.equal(counted.rows[0]!.occurrences, 3 + 1 + 5_000 + 1, 'every link is counted once');
 }
 
-test('on PGlite, a link finds its alert by key whatever the size of alerts when the plan was made', async () => {
-  const db = await createTestPglite();
-  try {
-    await checkPlanSurvivesGrowth(db);
-  } finally {
-    await db.close();
-  }
-});
-
-test('on PostgreSQL, one connection: a link finds its alert by key whatever the size of alerts when the plan was made', async () => {
-  const created = await createTestPostgres();
-  // One connection, so the plan of the first call is the one used after growth.
-  const db = await openPostgres(created.url, { max: 1 });
-  try {
-    await checkPlanSurvivesGrowth(db);
-  } finally {
-    await db.close();
-    await created.drop();
-  }
-});
+testOnOneConnectionOfEach(
+  'a link finds its alert by key whatever the size of alerts when the plan was made',
+  checkPlanSurvivesGrowth,
+);

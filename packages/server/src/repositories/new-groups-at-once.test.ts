@@ -7,11 +7,9 @@
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase, firingAlert, notification } from '@terdut/test-support';
+import { forEachDatabase, newGroupCall } from '@terdut/test-support';
 import type { Database } from '../db/database.ts';
-import { parseNotification } from '../alertmanager/parse.ts';
-import { RoutingCache } from '../services/paging/policy-routing.ts';
-import { openIfNewGroups, type NewGroupCall } from './alert-groups.ts';
+import { openIfNewGroups } from './alert-groups.ts';
 
 forEachDatabase('new groups at once', (database, kind) => {
   let db: Database;
@@ -21,25 +19,7 @@ forEachDatabase('new groups at once', (database, kind) => {
     db = database();
   });
 
-  async function newGroup(groupKey: string, alertNames: string[]): Promise<NewGroupCall> {
-    const parsed = parseNotification(
-      notification({ groupKey, alerts: alertNames.map((name) => firingAlert({ name })) }),
-    );
-    const routing = await new RoutingCache().route(db, {});
-    return {
-      groupKey,
-      alerts: parsed.alerts,
-      incident: {
-        title: groupKey,
-        group_labels: {},
-        severity: null,
-        severity_rank: 0,
-        routing: { ...routing, labels: {} },
-      },
-      now,
-      staleBefore: new Date(now.getTime() - 3_600_000),
-    };
-  }
+  const newGroup = (groupKey: string, alertNames: string[]) => newGroupCall(db, groupKey, alertNames, now);
 
   const incidentOf = async (groupKey: string) =>
     (
