@@ -129,12 +129,26 @@ export async function openPostgres(
     // "Half a second of JIT"). The pool hands a new connection out only
     // after this, so nothing is planned on it before. (A server without
     // the setting, older than PostgreSQL 11, has no JIT either.)
+    //
+    // And every statement planned for the arguments and table sizes of its
+    // call: parsed once per connection (preparedQuery), but never run on a
+    // generic plan kept from its first calls. A connection's first calls
+    // come while tables are small, and PostgreSQL keeps a generic plan once
+    // it looks no dearer than the custom ones; made on a nearly empty
+    // table, it scans the whole table forever after (the paging pass' lock
+    // of due incidents took 8.5 ms per call once incidents and escalations
+    // had grown under it; bench/README.md, "Resolves and kept plans").
+    // Planning a statement here costs tens of microseconds. The database
+    // functions that keep their plans on purpose say so themselves
+    // (migration 1010). PostgreSQL 12 and later, which migration 0900
+    // already requires.
     onConnect: async (client) => {
       // On the clock, like every statement: a connection that goes silent
       // here fails to connect (the pool closes it) instead of hanging.
       await runOnTheClock(client, 'SET jit = off', deadlines, () => {}).catch((error: unknown) => {
         if (error instanceof NoAnswerError) throw error;
       });
+      await runOnTheClock(client, 'SET plan_cache_mode = force_custom_plan', deadlines, () => {});
     },
   };
   const pool = new pg.Pool(poolOptions);

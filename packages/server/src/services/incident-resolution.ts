@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import { updateIncident, type IncidentRow } from '../repositories/incidents.ts';
-import { countFiringAlertsOfIncident } from '../repositories/incident-alerts.ts';
+import { hasFiringAlerts } from '../repositories/incident-alerts.ts';
 import { insertEvents } from '../repositories/incident-events.ts';
 import { endPaging } from './paging/escalation-hooks.ts';
 
@@ -16,7 +16,7 @@ export async function resolveIfAllAlertsResolved(
   now: Date,
 ): Promise<IncidentRow | undefined> {
   if (incident.status === 'resolved') return undefined;
-  if ((await countFiringAlertsOfIncident(tx, incident.id)) > 0) return undefined;
+  if (await hasFiringAlerts(tx, incident.id)) return undefined;
   await endPaging(tx, incident.id, now);
   const resolved = await updateIncident(tx, incident.id, {
     status: 'resolved',
