@@ -1,0 +1,16 @@
+-- Events found by alert, so that deleting an alert does not read every
+-- event. incident_events.alert_id references alerts ON DELETE SET NULL,
+-- and PostgreSQL carries that out for each deleted alert with a search of
+-- incident_events by alert_id: with no index on it, a scan of the whole
+-- table per alert. Retention deletes the resolved alerts no incident
+-- refers to (repositories/alerts.ts, deleteUnreferencedAlerts) in one
+-- statement: 14 ms per alert with 250,000 events (7.2 s for 500 alerts),
+-- 0.07 ms with this index; at a million events a batch of retention would
+-- outlast the statement timeout, and retention would never finish.
+--
+-- Partial: most events (triggered, acknowledged, notes, ...) name no
+-- alert, and the search, `alert_id = $1`, never looks for NULL.
+--
+-- Upgrade note: builds the index in the migration's transaction (seconds
+-- per million events), during which events cannot be written.
+CREATE INDEX incident_events_alert ON incident_events (alert_id) WHERE alert_id IS NOT NULL;
