@@ -168,7 +168,7 @@ async function checkPruningFindsEventsByAlert(db: Database): Promise<void> {
 
   let pruned = 0;
   const scans = await wholeTableScansDuring(db, 'incident_events', async (tx) => {
-    pruned = await deleteUnreferencedAlerts(tx, new Date(now.getTime() + 1000));
+    pruned = await deleteUnreferencedAlerts(tx, new Date(now.getTime() + 1000), 1000);
   });
   assert.equal(pruned, 20, 'the alerts no incident refers to are pruned, the others kept');
   assert.equal(scans, 0, `pruning 20 alerts read every event ${scans} times`);

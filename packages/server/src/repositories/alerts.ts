@@ -298,20 +298,25 @@ export async function setAlertsArchivedForIncident(
 }
 
 /**
- * Deletes resolved alerts that belong to no incident any more and were last
- * seen before `cutoff`. Returns how many.
+ * Deletes up to `limit` resolved alerts that belong to no incident any
+ * more and were last seen before `cutoff`. Returns how many.
  *
  * `incident_id IS NULL` changes nothing and lets the partial index
  * alerts_resolved_unlinked find them (migration 0970): an alert without links
  * never had an incident, or its newest incident, and so all of them, were
- * deleted, and deleting an incident sets incident_id to NULL.
+ * deleted, and deleting an incident sets incident_id to NULL. The batch
+ * is chosen once (an array, not a subquery the planner may run again for
+ * every alert), and the conditions are asked again of each row as it is
+ * deleted, so an alert that fired again meanwhile stays.
  */
-export async function deleteUnreferencedAlerts(db: Queryable, cutoff: Date): Promise<number> {
+export async function deleteUnreferencedAlerts(db: Queryable, cutoff: Date, limit: number): Promise<number> {
+  const unreferenced = `a.status = 'resolved' AND a.incident_id IS NULL AND a.last_seen_at < $1
+        AND NOT EXISTS (SELECT 1 FROM incident_alerts ia WHERE ia.alert_id = a.id)`;
   const result = await db.query(
     `DELETE FROM alerts a
-      WHERE a.status = 'resolved' AND a.incident_id IS NULL AND a.last_seen_at < $1
-        AND NOT EXISTS (SELECT 1 FROM incident_alerts ia WHERE ia.alert_id = a.id)`,
-    [cutoff],
+      WHERE a.id = ANY (ARRAY(SELECT a.id FROM alerts a WHERE ${unreferenced} LIMIT $2))
+        AND ${unreferenced}`,
+    [cutoff, limit],
   );
   return result.rowCount;
 }

@@ -93,6 +93,25 @@ forEachDatabase('retention: resolved incidents older than TERDUT_RETENTION are p
     assert.equal((await server.app.services.retention.prune()).incidents, 0);
   });
 
+  test('a backlog of more unreferenced alerts than one batch holds is pruned whole', async () => {
+    // 12,000 resolved alerts no incident refers to, last seen long ago (an
+    // upgrade's first prune, or a storm's alerts once their incidents went).
+    const lastSeen = new Date(clock.now().getTime() - 100 * HOUR);
+    await database().query(
+      `INSERT INTO alerts (fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at,
+                           received_at, last_seen_at)
+       SELECT 'backlog-' || n, 'ret-backlog', 'Backlog', 'resolved', '{}', '{}', $1, $1, $1, $1
+         FROM generate_series(1, 12000) AS n`,
+      [lastSeen],
+    );
+    const result = await server.app.services.retention.prune();
+    assert.ok(result.alerts >= 12_000, `pruned ${result.alerts} alerts`);
+    assert.equal(
+      await count(`SELECT count(*)::int AS count FROM alerts WHERE group_key = $1`, ['ret-backlog']),
+      0,
+    );
+  });
+
   test('two replicas pruning at once delete each incident once, without errors', async () => {
     const ids: number[] = [];
     for (let i = 0; i < 10; i++) {
