@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { newGroupCall, testOnOneConnectionOfEach, wholeTableScansDuring } from '@terdut/test-support';
-import { openIfNewGroups, touchIfRepeat } from '../repositories/alert-groups.ts';
+import { lockGroupForNotification, openIfNewGroups, touchIfRepeat } from '../repositories/alert-groups.ts';
 import type { Database, Queryable } from './database.ts';
 
 const now = new Date('2026-12-06T10:00:00Z');
@@ -52,4 +52,40 @@ async function checkPlansSurviveGrowth(db: Database): Promise<void> {
 testOnOneConnectionOfEach(
   'a new group and a repeat find their alerts by index whatever the size of alerts when the plans were made',
   checkPlansSurviveGrowth,
+);
+
+/** A group opened, then locked and read as the full intake begins (terdut_intake_begin, migrations 0900, 1030). */
+async function openAndBegin(db: Queryable, groupKey: string): Promise<void> {
+  const call = await newGroupCall(db, groupKey, [`${groupKey}-a`, `${groupKey}-b`], now);
+  const [opened] = await openIfNewGroups(db, [call]);
+  assert.ok(typeof opened === 'object', `${groupKey} opened its incident (${JSON.stringify(opened)})`);
+  const fingerprints = call.alerts.map((alert) => alert.fingerprint);
+  const locked = await lockGroupForNotification(db, groupKey, fingerprints, staleBefore);
+  assert.equal(locked.incident?.id, opened.opened, `${groupKey}'s open incident read`);
+  assert.deepEqual(locked.alerts.map((alert) => alert.fingerprint).sort(), [...fingerprints].sort());
+  assert.equal(locked.links.length, 2, `${groupKey}'s links read`);
+}
+
+async function checkBeginPlansSurviveGrowth(db: Database): Promise<void> {
+  await openAndBegin(db, 'begin-first');
+  await db.exec('ANALYZE alerts; ANALYZE incidents; ANALYZE incident_alerts');
+  for (let index = 0; index < 8; index++) await openAndBegin(db, `begin-small-${index}`);
+  await db.query(
+    `INSERT INTO alerts (fingerprint, group_key, name, status, labels, annotations, starts_at,
+                         received_at, last_seen_at)
+     SELECT 'history-' || n, 'history-' || (n % 500), 'History', 'firing', '{}', '{}', $1, $1, $1
+       FROM generate_series(1, 20000) AS n`,
+    [now],
+  );
+  for (const table of ['alerts', 'incidents', 'incident_alerts']) {
+    const scans = await wholeTableScansDuring(db, table, (tx) =>
+      openAndBegin(tx, `begin-after-growth-${table}`),
+    );
+    assert.equal(scans, 0, `the full intake's first call scanned the whole of ${table} after alerts grew`);
+  }
+}
+
+testOnOneConnectionOfEach(
+  "the full intake's first call finds its rows by index whatever the size of alerts when its plans were made",
+  checkBeginPlansSurviveGrowth,
 );
