@@ -4,9 +4,10 @@
 -- every plan it can keep finds its rows by index at any size (the group's
 -- open incident by group key, alerts by fingerprint and by the group's
 -- firing alerts, links by alert id), so a plan made while a fresh
--- install's tables were small stays right as they grow. Planning its four
--- statements on every call cost about 0.8 ms of PostgreSQL per
--- notification that takes the full intake (an alert joining, a resolve;
--- bench/README.md, "The full intake's first call, planned once").
+-- install's tables were small stays right as they grow. Planned on every
+-- call, it took 0.78 ms per call, most of it planning its four statements;
+-- kept, every notification that takes the full intake (an alert joining,
+-- a resolve) costs PostgreSQL 0.2-1.0 ms less CPU (bench/README.md, "The
+-- full intake's first call, planned once").
 ALTER FUNCTION terdut_intake_begin(text, text[], timestamptz) SET plan_cache_mode = auto;
 ALTER FUNCTION terdut_intake_begin(text, text[], timestamptz) SET enable_seqscan = off;
