@@ -120,25 +120,52 @@ export function testOnOneConnectionOfEach(title: string, check: (db: Database) =
 }
 
 /**
- * Whole-table scans of `table` while `work` runs, in one transaction of
- * `db`: the connection's own count (not yet reported, so no one else's),
- * before and after. A test that a statement finds its rows by index.
+ * How much `counted` (an expression over one row of
+ * pg_stat_xact_user_tables) grew for `table` while `work` ran, in one
+ * transaction of `db`: the connection's own counts (not yet reported, so
+ * no one else's), before and after.
  */
-export async function wholeTableScansDuring(
+async function tableCountDuring(
+  db: Database,
+  table: string,
+  counted: string,
+  work: (tx: Queryable) => Promise<void>,
+): Promise<number> {
+  return db.transaction(async (tx) => {
+    const count = async () =>
+      (
+        await tx.query<{ count: number }>(
+          `SELECT (${counted})::int AS count FROM pg_stat_xact_user_tables WHERE relname = $1`,
+          [table],
+        )
+      ).rows[0]!.count;
+    const before = await count();
+    await work(tx);
+    return (await count()) - before;
+  });
+}
+
+/**
+ * Whole-table scans of `table` while `work` runs, in one transaction of
+ * `db`. A test that a statement finds its rows by index.
+ */
+export function wholeTableScansDuring(
   db: Database,
   table: string,
   work: (tx: Queryable) => Promise<void>,
 ): Promise<number> {
-  return db.transaction(async (tx) => {
-    const scans = async () =>
-      (
-        await tx.query<{ seq_scan: number }>(
-          `SELECT seq_scan::int AS seq_scan FROM pg_stat_xact_user_tables WHERE relname = $1`,
-          [table],
-        )
-      ).rows[0]!.seq_scan;
-    const before = await scans();
-    await work(tx);
-    return (await scans()) - before;
-  });
+  return tableCountDuring(db, table, 'seq_scan', work);
+}
+
+/**
+ * Rows of `table` read while `work` runs (by whole-table scans and through
+ * indexes), in one transaction of `db`. A test that a statement reads only
+ * the rows it needs.
+ */
+export function rowsReadDuring(
+  db: Database,
+  table: string,
+  work: (tx: Queryable) => Promise<void>,
+): Promise<number> {
+  return tableCountDuring(db, table, 'coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)', work);
 }

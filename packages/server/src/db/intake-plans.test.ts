@@ -28,14 +28,21 @@ function scansOfAlertsWhileOpeningAndRepeating(db: Database, groupKey: string): 
   return wholeTableScansDuring(db, 'alerts', (tx) => openAndRepeat(tx, groupKey));
 }
 
-async function checkPlansSurviveGrowth(db: Database): Promise<void> {
-  // The connection's first calls, while alerts holds a few rows: more than
-  // five each, so the functions' statements settle on the plans they keep.
-  // (ANALYZE first: it would make the connection plan again.)
-  await openAndRepeat(db, 'plans-first');
-  await db.exec('ANALYZE alerts');
-  for (let index = 0; index < 8; index++) await openAndRepeat(db, `plans-small-${index}`);
-  // The history grows by 20,000 alerts at once, with no ANALYZE after.
+/**
+ * A connection's first calls of `call`, while the tables hold a few rows:
+ * more than five, so the functions' statements settle on the plans they
+ * keep (`analysed` first: ANALYZE would make the connection plan again).
+ * Then the history grows by 20,000 alerts at once, with no ANALYZE after.
+ */
+async function planOnSmallTablesThenGrow(
+  db: Database,
+  groupKeyPrefix: string,
+  analysed: string[],
+  call: (db: Queryable, groupKey: string) => Promise<void>,
+): Promise<void> {
+  await call(db, `${groupKeyPrefix}-first`);
+  await db.exec(analysed.map((table) => `ANALYZE ${table}`).join('; '));
+  for (let index = 0; index < 8; index++) await call(db, `${groupKeyPrefix}-small-${index}`);
   await db.query(
     `INSERT INTO alerts (fingerprint, group_key, name, status, labels, annotations, starts_at,
                          received_at, last_seen_at)
@@ -43,6 +50,10 @@ async function checkPlansSurviveGrowth(db: Database): Promise<void> {
        FROM generate_series(1, 20000) AS n`,
     [now],
   );
+}
+
+async function checkPlansSurviveGrowth(db: Database): Promise<void> {
+  await planOnSmallTablesThenGrow(db, 'plans', ['alerts'], openAndRepeat);
   assert.equal(await scansOfAlertsWhileOpeningAndRepeating(db, 'plans-after-growth'), 0);
   // Analysed, as autovacuum and the embedded maintenance would.
   await db.exec('ANALYZE alerts');
@@ -67,16 +78,7 @@ async function openAndBegin(db: Queryable, groupKey: string): Promise<void> {
 }
 
 async function checkBeginPlansSurviveGrowth(db: Database): Promise<void> {
-  await openAndBegin(db, 'begin-first');
-  await db.exec('ANALYZE alerts; ANALYZE incidents; ANALYZE incident_alerts');
-  for (let index = 0; index < 8; index++) await openAndBegin(db, `begin-small-${index}`);
-  await db.query(
-    `INSERT INTO alerts (fingerprint, group_key, name, status, labels, annotations, starts_at,
-                         received_at, last_seen_at)
-     SELECT 'history-' || n, 'history-' || (n % 500), 'History', 'firing', '{}', '{}', $1, $1, $1
-       FROM generate_series(1, 20000) AS n`,
-    [now],
-  );
+  await planOnSmallTablesThenGrow(db, 'begin', ['alerts', 'incidents', 'incident_alerts'], openAndBegin);
   for (const table of ['alerts', 'incidents', 'incident_alerts']) {
     const scans = await wholeTableScansDuring(db, table, (tx) =>
       openAndBegin(tx, `begin-after-growth-${table}`),

@@ -11,7 +11,12 @@
  * deleted: 14 ms per alert at 250,000 events).
  */
 import assert from 'node:assert/strict';
-import { newGroupCall, testOnOneConnectionOfEach, wholeTableScansDuring } from '@terdut/test-support';
+import {
+  newGroupCall,
+  rowsReadDuring,
+  testOnOneConnectionOfEach,
+  wholeTableScansDuring,
+} from '@terdut/test-support';
 import { openIfNewGroups } from '../repositories/alert-groups.ts';
 import { lockIncidentsAndEscalationsUnlessHeld } from '../repositories/escalations.ts';
 import { deleteUnreferencedAlerts } from '../repositories/alerts.ts';
@@ -68,22 +73,6 @@ testOnOneConnectionOfEach(
   checkPagingLockSurvivesGrowth,
 );
 
-/** Rows of `alerts` read while `work` runs, in one transaction of `db`. */
-function alertRowsReadDuring(db: Database, work: (tx: Queryable) => Promise<void>): Promise<number> {
-  return db.transaction(async (tx) => {
-    const read = async () =>
-      (
-        await tx.query<{ rows: number }>(
-          `SELECT (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::int AS rows
-             FROM pg_stat_xact_user_tables WHERE relname = 'alerts'`,
-        )
-      ).rows[0]!.rows;
-    const before = await read();
-    await work(tx);
-    return (await read()) - before;
-  });
-}
-
 /**
  * `incidents` incidents of `alertsEach` alerts in `status`, one link each,
  * at once; returns the incidents' ids in order.
@@ -126,7 +115,7 @@ async function checkFiringCheckReadsOnlyItsAlerts(db: Database): Promise<void> {
   const singles = await addIncidentsWithAlerts(db, 'single-', 20_000, 1, 'firing');
   const single = singles[singles.length - 1]!;
   let firing: boolean | undefined;
-  const read = await alertRowsReadDuring(db, async (tx) => {
+  const read = await rowsReadDuring(db, 'alerts', async (tx) => {
     firing = await hasFiringAlerts(tx, single);
   });
   assert.equal(firing, true);
