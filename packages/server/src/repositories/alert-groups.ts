@@ -156,7 +156,8 @@ export type NewGroupOutcome = { opened: number } | 'not new' | 'routing changed'
  * each fingerprint once) applied in one statement, in its own transaction:
  * for each, the alerts, the incident, its escalation, the links and the
  * events, as the full intake would write them (migration 0960,
- * terdut_intake_open). One outcome per call, in the calls' order. A carried
+ * terdut_intake_open, run for each call by terdut_intake_open_gathered,
+ * migration 1040). One outcome per call, in the calls' order. A carried
  * alert another transaction stored first fails the whole statement (a
  * unique violation), which rolls every call back; the caller then tries
  * them one by one (gathered-calls.ts).
@@ -189,27 +190,10 @@ export async function openIfNewGroups(db: Queryable, calls: NewGroupCall[]): Pro
     now: now.toISOString(),
     stale_before: staleBefore.toISOString(),
   }));
-  // The sorted subquery is not flattened (it has an ORDER BY), so the calls
-  // run, and take their group locks, in the order of the locks' keys.
+  // The calls run, and take their group locks, in the order of the locks'
+  // keys (migration 1040; the function keeps its plan).
   const result = await db.query<{ n: string; incident_id: number | null; routing_current: boolean }>(
-    `SELECT g.n, o.incident_id, o.routing_current
-       FROM (SELECT c.call, c.n
-               FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS c(call, n)
-              ORDER BY hashtextextended(c.call->>'group_key', 0), c.n) g
-      CROSS JOIN LATERAL terdut_intake_open(
-             g.call->>'group_key',
-             ARRAY(SELECT jsonb_array_elements_text(g.call->'fingerprints')),
-             g.call->'alerts',
-             g.call->>'title',
-             g.call->'group_labels',
-             g.call->>'severity',
-             (g.call->>'severity_rank')::integer,
-             (g.call->>'routing_version')::bigint,
-             (g.call->>'policy_id')::bigint,
-             g.call->'policy',
-             g.call->'routing_labels',
-             (g.call->>'now')::timestamptz,
-             (g.call->>'stale_before')::timestamptz) o`,
+    'SELECT n, incident_id, routing_current FROM terdut_intake_open_gathered($1::jsonb)',
     [JSON.stringify(parameter)],
   );
   const outcomes: NewGroupOutcome[] = [];
