@@ -32,7 +32,7 @@ import {
   type Measured,
   type SendNotification,
 } from './support/intake-load.ts';
-import { BackendCpu, cpuMsOf } from './support/cpu.ts';
+import { BackendCpu, countCpuFromNow, type CpuPerNotification } from './support/cpu.ts';
 import { formatMs, printTable } from './support/latency.ts';
 import { memoryOf } from './support/memory.ts';
 import { printMachine } from './support/machine.ts';
@@ -41,9 +41,7 @@ import { rawPgliteInsertRate, rawPostgresInsertRate } from './support/raw-insert
 import { prepareStorage, startServerProcess, type BenchStorage } from './support/server-process.ts';
 
 /** What one scenario cost beyond its rate: CPU per notification of the server and of its PostgreSQL backends. */
-interface Cost {
-  serverCpuMs: number;
-  databaseCpuMs: number;
+interface Cost extends CpuPerNotification {
   /** This process's: the load generator (JSON, HTTP client) shares the two cores with the server. */
   senderCpuMs: number;
 }
@@ -93,12 +91,8 @@ async function benchServer(name: string, storage: BenchStorage): Promise<ServerR
     await warmUpServer(send);
     results.rssIdleMiB = memoryOf(server.pid).rssMiB;
     for (const scenario of SCENARIOS) {
-      const before = {
-        sent,
-        server: cpuMsOf(server.pid),
-        database: backends?.totalMs() ?? 0,
-        sender: process.cpuUsage(),
-      };
+      const before = { sent, sender: process.cpuUsage() };
+      const cpuSince = countCpuFromNow(server.pid, backends);
       const { measured } = await runScenario(scenario, send);
       // The CPU below includes paging the scenario's incidents, even what it did after the senders stopped.
       if (database !== undefined) results.backlog.set(scenario.label, await waitForPaging(database));
@@ -106,8 +100,7 @@ async function benchServer(name: string, storage: BenchStorage): Promise<ServerR
       const sender = process.cpuUsage(before.sender);
       results.measured.set(scenario.label, measured);
       results.cost.set(scenario.label, {
-        serverCpuMs: (cpuMsOf(server.pid) - before.server) / notifications,
-        databaseCpuMs: ((backends?.totalMs() ?? 0) - before.database) / notifications,
+        ...cpuSince(notifications),
         senderCpuMs: (sender.user + sender.system) / 1000 / notifications,
       });
       console.log(describeMeasured(name, scenario, measured));

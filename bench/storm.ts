@@ -29,7 +29,7 @@ import {
   terdutSender,
   warmUpServer,
 } from './support/intake-load.ts';
-import { BackendCpu, cpuMsOf } from './support/cpu.ts';
+import { BackendCpu, countCpuFromNow } from './support/cpu.ts';
 import { formatMs, printTable } from './support/latency.ts';
 import { printMachine } from './support/machine.ts';
 import { provideBenchPostgres } from './support/postgres.ts';
@@ -72,16 +72,14 @@ async function main(): Promise<void> {
     await warmUpServer(send);
     /** Drives `notify` (one notification per call) and adds its row: rate, latency, CPU per notification. */
     const measure = async (round: number, label: string, notify: (sequence: number) => Promise<void>) => {
-      const serverBefore = cpuMsOf(server.pid);
-      const databaseBefore = backends.totalMs();
+      const cpuSince = countCpuFromNow(server.pid, backends);
       let sent = 0;
       const measured = await drive(async (_worker, sequence) => {
         sent++;
         await notify(sequence);
         return 1;
       });
-      const serverMs = (cpuMsOf(server.pid) - serverBefore) / sent;
-      const databaseMs = (backends.totalMs() - databaseBefore) / sent;
+      const cpu = cpuSince(sent);
       rows.push([
         String(round),
         label,
@@ -89,8 +87,8 @@ async function main(): Promise<void> {
         formatMs(measured.p50),
         formatMs(measured.p99),
         String(measured.failures),
-        serverMs.toFixed(2),
-        databaseMs.toFixed(2),
+        cpu.serverCpuMs.toFixed(2),
+        cpu.databaseCpuMs.toFixed(2),
       ]);
       console.log(`  round ${round}, ${label}: ${rows.at(-1)!.slice(2).join(' | ')}`);
     };

@@ -53,3 +53,27 @@ export class BackendCpu {
     return total;
   }
 }
+
+/** CPU per notification of a server process and of the backends serving its database. */
+export interface CpuPerNotification {
+  serverCpuMs: number;
+  /** 0 when the database runs inside the server (PGlite): its CPU is the server's. */
+  databaseCpuMs: number;
+}
+
+/**
+ * Starts counting the CPU of the server process `serverPid` and of
+ * `backends` (none for PGlite); the function it returns divides what they
+ * spent since by the notifications sent meanwhile.
+ */
+export function countCpuFromNow(
+  serverPid: number,
+  backends: BackendCpu | undefined,
+): (notifications: number) => CpuPerNotification {
+  const serverBefore = cpuMsOf(serverPid);
+  const databaseBefore = backends?.totalMs() ?? 0;
+  return (notifications) => ({
+    serverCpuMs: (cpuMsOf(serverPid) - serverBefore) / notifications,
+    databaseCpuMs: ((backends?.totalMs() ?? 0) - databaseBefore) / notifications,
+  });
+}
