@@ -13,7 +13,10 @@ export interface LockedGroup {
   alerts: AlertRow[];
   /** The group's firing alerts last seen before `staleBefore`, in fingerprint order. */
   stale: AlertRow[];
-  /** Links of the carried alerts to incidents of the group, newest incident first. */
+  /**
+   * Links of the carried alerts' current occurrences to incidents of the
+   * group, newest incident first (as currentOccurrenceLinks reads them).
+   */
   links: IncidentAlertLink[];
 }
 
@@ -21,7 +24,7 @@ export interface LockedGroup {
  * Takes the group's lock (every writer of the group waits, on every
  * replica, until we commit), then locks and reads in the same round trip
  * what lockIncidentGroup, lockOpenIncidentOfGroup, lockAlertsByFingerprint,
- * lockStaleAlertsOfGroup and linksInGroup would, one after the other.
+ * lockStaleAlertsOfGroup and currentOccurrenceLinks would, one after the other.
  */
 export async function lockGroupForNotification(
   tx: Queryable,

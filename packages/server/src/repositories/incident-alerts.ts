@@ -8,8 +8,15 @@ export interface IncidentAlertLink {
   occurrence_starts_at: Date;
 }
 
-/** The links of these alerts to incidents of `groupKey`, newest incident first. */
-export async function linksInGroup(
+/**
+ * The links of these alerts' current occurrences to incidents of
+ * `groupKey`, newest incident first: all the intake and the staleness
+ * sweep ask of links is whether the occurrence an alert has now (its
+ * starts_at) already belongs to an incident, and which. Its older
+ * occurrences, however many it had, are not read (migration 1050;
+ * terdut_intake_begin reads them the same way).
+ */
+export async function currentOccurrenceLinks(
   db: Queryable,
   groupKey: string,
   alertIds: number[],
@@ -17,8 +24,11 @@ export async function linksInGroup(
   if (alertIds.length === 0) return [];
   const result = await db.query<IncidentAlertLink>(
     `SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
-       FROM incident_alerts ia JOIN incidents i ON i.id = ia.incident_id
-      WHERE i.group_key = $1 AND ia.alert_id = ANY($2::bigint[])
+       FROM alerts a
+       JOIN incident_alerts ia
+         ON ia.alert_id = a.id AND ia.occurrence_starts_at = date_trunc('milliseconds', a.starts_at)
+       JOIN incidents i ON i.id = ia.incident_id
+      WHERE a.id = ANY($2::bigint[]) AND i.group_key = $1
       ORDER BY ia.incident_id DESC`,
     [groupKey, alertIds],
   );

@@ -7,7 +7,7 @@ import {
   lockStaleAlertsOfGroup,
   type AlertRow,
 } from '../repositories/alerts.ts';
-import { linksInGroup } from '../repositories/incident-alerts.ts';
+import { currentOccurrenceLinks } from '../repositories/incident-alerts.ts';
 import { insertEvents, type NewIncidentEvent } from '../repositories/incident-events.ts';
 import {
   lockOpenIncidentOfGroup,
@@ -40,7 +40,7 @@ export async function expireStaleAlertsOfGroup(
     stale.map((alert) => alert.id),
     staleAfterMs,
   );
-  const links = await linksInGroup(
+  const links = await currentOccurrenceLinks(
     tx,
     groupKey,
     expired.map((alert) => alert.id),

@@ -17,7 +17,11 @@ import {
   updateIncident,
   type IncidentRow,
 } from '../repositories/incidents.ts';
-import { linkAlerts, linksInGroup, type IncidentAlertLink } from '../repositories/incident-alerts.ts';
+import {
+  linkAlerts,
+  currentOccurrenceLinks,
+  type IncidentAlertLink,
+} from '../repositories/incident-alerts.ts';
 import {
   lockGroupForNotification,
   openIfNewGroups,
@@ -249,7 +253,7 @@ export class IntakeService {
     const liveIds = new Set(live.map((alert) => alert.row.id));
     const links =
       locked.links?.filter((link) => liveIds.has(link.alert_id)) ??
-      (await inBatches([...liveIds], batch, (ids) => linksInGroup(tx, groupKey, ids)));
+      (await inBatches([...liveIds], batch, (ids) => currentOccurrenceLinks(tx, groupKey, ids)));
 
     let opened = false;
     if (incident === undefined) {

@@ -1,0 +1,82 @@
+-- A flapping alert's history is no longer read on every notification
+-- (bench/README.md, "A flapping alert's history"). The intake read every
+-- link of each carried alert to incidents of its group: an alert that
+-- fired and resolved 20,000 times (three times an hour for most of a year)
+-- made each of its notifications read 20,000 links, send them to the
+-- server as 1.9 MB of JSON and search them there, 11 times the cost of a
+-- notification without history, growing without bound.
+--
+-- The intake asks of links one thing only: does the alert's current
+-- occurrence (its starts_at) already belong to an incident, and which
+-- (services/intake.ts: occurrenceLink, joinIncident's `member`, both by
+-- equal starts_at). A link records the starts_at the alert had when it
+-- joined, so the links that can answer are those with occurrence_starts_at
+-- equal to the alert's: those are the only ones read now, found by an
+-- index on (alert_id, occurrence_starts_at), one or two per alert at any
+-- age. Read before a new occurrence is stored, they are the old
+-- occurrence's, which the intake then finds no match in, as before; read
+-- after, there are none. Compared at milliseconds, as the server's Dates
+-- keep times, so that a stored time with microseconds still finds its
+-- link. An equality, not a range, so that the planner's estimate of the
+-- rows is right and it picks the index at every size of the table.
+--
+-- The new index serves everything the one on alert_id alone did (the
+-- cascade when an alert is deleted, retention's check that an alert
+-- belongs to no incident), so it replaces it.
+
+CREATE INDEX incident_alerts_alert_occurrence ON incident_alerts (alert_id, occurrence_starts_at);
+DROP INDEX incident_alerts_alert;
+
+-- As in migration 0900, with the settings of migration 1030 (a replaced
+-- function keeps none of its old ones), and the links read as above.
+CREATE OR REPLACE FUNCTION terdut_intake_begin(p_group_key text, p_fingerprints text[], p_stale_before timestamptz)
+RETURNS json
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = auto
+SET enable_seqscan = off
+AS $$
+DECLARE
+  v_incident json;
+  v_alert_ids bigint[];
+  v_alerts json;
+  v_stale json;
+  v_links json;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_group_key, 0));
+
+  SELECT to_json(x) INTO v_incident FROM (
+    SELECT i.id, i.group_key, i.title, i.group_labels, i.status, i.severity, i.severity_rank, i.triggered_at,
+           i.acknowledged_by, ack.username AS acknowledged_by_username, i.acknowledged_at,
+           i.assigned_to, asg.username AS assigned_to_username, i.snoozed_until,
+           i.resolved_at, i.resolution_source, i.archived_at
+      FROM incidents i
+      LEFT JOIN users ack ON ack.id = i.acknowledged_by
+      LEFT JOIN users asg ON asg.id = i.assigned_to
+     WHERE i.group_key = p_group_key AND i.status <> 'resolved'
+       FOR NO KEY UPDATE OF i) x;
+
+  SELECT coalesce(array_agg(x.id), '{}'), coalesce(json_agg(x ORDER BY x.fingerprint), '[]'::json)
+    INTO v_alert_ids, v_alerts FROM (
+    SELECT id, fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at, generator_url,
+           received_at, last_seen_at, resolution_source, incident_id, archived_at
+      FROM alerts WHERE fingerprint = ANY(p_fingerprints)
+     ORDER BY fingerprint FOR UPDATE) x;
+
+  SELECT coalesce(json_agg(x ORDER BY x.fingerprint), '[]'::json) INTO v_stale FROM (
+    SELECT id, fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at, generator_url,
+           received_at, last_seen_at, resolution_source, incident_id, archived_at
+      FROM alerts WHERE group_key = p_group_key AND status = 'firing' AND last_seen_at < p_stale_before
+     ORDER BY fingerprint FOR UPDATE) x;
+
+  -- As repositories/incident-alerts.ts, currentOccurrenceLinks, reads them.
+  SELECT coalesce(json_agg(x ORDER BY x.incident_id DESC), '[]'::json) INTO v_links FROM (
+    SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
+      FROM alerts a
+      JOIN incident_alerts ia
+        ON ia.alert_id = a.id AND ia.occurrence_starts_at = date_trunc('milliseconds', a.starts_at)
+      JOIN incidents i ON i.id = ia.incident_id
+     WHERE a.id = ANY(v_alert_ids) AND i.group_key = p_group_key) x;
+
+  RETURN json_build_object('incident', v_incident, 'alerts', v_alerts, 'stale', v_stale, 'links', v_links);
+END;
+$$;
