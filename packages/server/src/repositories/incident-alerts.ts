@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import type { AlertRow } from './alerts.ts';
 
 /** One alert's membership in one incident. */
 export interface IncidentAlertLink {
@@ -12,25 +13,29 @@ export interface IncidentAlertLink {
  * The links of these alerts' current occurrences to incidents of
  * `groupKey`, newest incident first: all the intake and the staleness
  * sweep ask of links is whether the occurrence an alert has now (its
- * starts_at) already belongs to an incident, and which. Its older
- * occurrences, however many it had, are not read (migration 1050;
- * terdut_intake_begin reads them the same way).
+ * starts_at, as `alerts` gives it) already belongs to an incident, and
+ * which. Its older occurrences, however many it had, are not read
+ * (migration 1050). Looked up alert by alert, as terdut_intake_begin
+ * does, so that no plan can walk every link (the migration says why).
  */
 export async function currentOccurrenceLinks(
   db: Queryable,
   groupKey: string,
-  alertIds: number[],
+  alerts: readonly Pick<AlertRow, 'id' | 'starts_at'>[],
 ): Promise<IncidentAlertLink[]> {
-  if (alertIds.length === 0) return [];
+  if (alerts.length === 0) return [];
   const result = await db.query<IncidentAlertLink>(
-    `SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
-       FROM alerts a
-       JOIN incident_alerts ia
-         ON ia.alert_id = a.id AND ia.occurrence_starts_at = date_trunc('milliseconds', a.starts_at)
-       JOIN incidents i ON i.id = ia.incident_id
-      WHERE a.id = ANY($2::bigint[]) AND i.group_key = $1
-      ORDER BY ia.incident_id DESC`,
-    [groupKey, alertIds],
+    `SELECT l.incident_id, l.alert_id, l.occurrence_starts_at
+       FROM unnest($2::bigint[], $3::timestamptz[]) AS c(alert_id, starts_at)
+      CROSS JOIN LATERAL (
+        SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
+          FROM incident_alerts ia
+         WHERE ia.alert_id = c.alert_id
+           AND ia.occurrence_starts_at = date_trunc('milliseconds', c.starts_at)
+           AND (SELECT i.group_key FROM incidents i WHERE i.id = ia.incident_id) = $1
+        OFFSET 0) l
+      ORDER BY l.incident_id DESC`,
+    [groupKey, alerts.map((alert) => alert.id), alerts.map((alert) => alert.starts_at)],
   );
   return result.rows;
 }

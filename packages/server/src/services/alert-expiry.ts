@@ -40,11 +40,7 @@ export async function expireStaleAlertsOfGroup(
     stale.map((alert) => alert.id),
     staleAfterMs,
   );
-  const links = await currentOccurrenceLinks(
-    tx,
-    groupKey,
-    expired.map((alert) => alert.id),
-  );
+  const links = await currentOccurrenceLinks(tx, groupKey, expired);
   const events: NewIncidentEvent[] = [];
   for (const alert of expired) {
     // Newest first: the incident this occurrence last joined.

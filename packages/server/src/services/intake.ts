@@ -253,7 +253,11 @@ export class IntakeService {
     const liveIds = new Set(live.map((alert) => alert.row.id));
     const links =
       locked.links?.filter((link) => liveIds.has(link.alert_id)) ??
-      (await inBatches([...liveIds], batch, (ids) => currentOccurrenceLinks(tx, groupKey, ids)));
+      (await inBatches(
+        live.map((alert) => alert.row),
+        batch,
+        (rows) => currentOccurrenceLinks(tx, groupKey, rows),
+      ));
 
     let opened = false;
     if (incident === undefined) {

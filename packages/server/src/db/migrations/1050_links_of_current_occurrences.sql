@@ -38,6 +38,7 @@ AS $$
 DECLARE
   v_incident json;
   v_alert_ids bigint[];
+  v_alert_starts timestamptz[];
   v_alerts json;
   v_stale json;
   v_links json;
@@ -55,8 +56,9 @@ BEGIN
      WHERE i.group_key = p_group_key AND i.status <> 'resolved'
        FOR NO KEY UPDATE OF i) x;
 
-  SELECT coalesce(array_agg(x.id), '{}'), coalesce(json_agg(x ORDER BY x.fingerprint), '[]'::json)
-    INTO v_alert_ids, v_alerts FROM (
+  SELECT coalesce(array_agg(x.id), '{}'), coalesce(array_agg(x.starts_at), '{}'),
+         coalesce(json_agg(x ORDER BY x.fingerprint), '[]'::json)
+    INTO v_alert_ids, v_alert_starts, v_alerts FROM (
     SELECT id, fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at, generator_url,
            received_at, last_seen_at, resolution_source, incident_id, archived_at
       FROM alerts WHERE fingerprint = ANY(p_fingerprints)
@@ -68,14 +70,25 @@ BEGIN
       FROM alerts WHERE group_key = p_group_key AND status = 'firing' AND last_seen_at < p_stale_before
      ORDER BY fingerprint FOR UPDATE) x;
 
-  -- As repositories/incident-alerts.ts, currentOccurrenceLinks, reads them.
+  -- The links of each locked alert's current occurrence (as
+  -- repositories/incident-alerts.ts, currentOccurrenceLinks, reads them),
+  -- looked up alert by alert: OFFSET 0 keeps the lookup a subquery run
+  -- for each alert, so every plan kept for it finds the links by the
+  -- index on (alert_id, occurrence_starts_at) and each link's incident by
+  -- key. As a join, the plan kept from a fresh install's first calls
+  -- walked every link and, for each, every alert (3.4 s per call once a
+  -- flapping history of 20,000 incidents arrived before the next ANALYZE;
+  -- repositories/current-occurrence-links.test.ts).
   SELECT coalesce(json_agg(x ORDER BY x.incident_id DESC), '[]'::json) INTO v_links FROM (
-    SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
-      FROM alerts a
-      JOIN incident_alerts ia
-        ON ia.alert_id = a.id AND ia.occurrence_starts_at = date_trunc('milliseconds', a.starts_at)
-      JOIN incidents i ON i.id = ia.incident_id
-     WHERE a.id = ANY(v_alert_ids) AND i.group_key = p_group_key) x;
+    SELECT l.incident_id, l.alert_id, l.occurrence_starts_at
+      FROM unnest(v_alert_ids, v_alert_starts) AS c(alert_id, starts_at)
+     CROSS JOIN LATERAL (
+       SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
+         FROM incident_alerts ia
+        WHERE ia.alert_id = c.alert_id
+          AND ia.occurrence_starts_at = date_trunc('milliseconds', c.starts_at)
+          AND (SELECT i.group_key FROM incidents i WHERE i.id = ia.incident_id) = p_group_key
+       OFFSET 0) l) x;
 
   RETURN json_build_object('incident', v_incident, 'alerts', v_alerts, 'stale', v_stale, 'links', v_links);
 END;
