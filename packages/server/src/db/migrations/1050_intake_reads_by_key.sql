@@ -23,12 +23,28 @@
 -- The new index serves everything the one on alert_id alone did (the
 -- cascade when an alert is deleted, retention's check that an alert
 -- belongs to no incident), so it replaces it.
+--
+-- And every plan the intake's calls keep reads only the rows it needs,
+-- whatever the size of the tables when it was made. They keep their plans
+-- per connection with whole-table scans priced out (migrations 1000,
+-- 1030), which left them free to walk a whole index instead: made while a
+-- fresh install's tables held a few rows and kept until the next ANALYZE,
+-- the full intake's read of the group's stale alerts walked every alert in
+-- fingerprint order (the order it locks them in), and the repeat's check
+-- that each alert is a member of the open incident walked every link (a
+-- few milliseconds per call at 20,000 rows, in proportion beyond;
+-- db/intake-plans.test.ts now counts the rows read, not only whole-table
+-- scans). The stale alerts are now found by the group's index first and
+-- locked by fingerprint after, and the repeat's function may join only by
+-- nested loops, each inner side looked up by key, as the links trigger
+-- does since migration 0980.
 
 CREATE INDEX incident_alerts_alert_occurrence ON incident_alerts (alert_id, occurrence_starts_at);
 DROP INDEX incident_alerts_alert;
 
 -- As in migration 0900, with the settings of migration 1030 (a replaced
--- function keeps none of its old ones), and the links read as above.
+-- function keeps none of its old ones), the links and the stale alerts
+-- read as above.
 CREATE OR REPLACE FUNCTION terdut_intake_begin(p_group_key text, p_fingerprints text[], p_stale_before timestamptz)
 RETURNS json
 LANGUAGE plpgsql VOLATILE
@@ -40,6 +56,7 @@ DECLARE
   v_alert_ids bigint[];
   v_alert_starts timestamptz[];
   v_alerts json;
+  v_stale_fingerprints text[];
   v_stale json;
   v_links json;
 BEGIN
@@ -64,10 +81,18 @@ BEGIN
       FROM alerts WHERE fingerprint = ANY(p_fingerprints)
      ORDER BY fingerprint FOR UPDATE) x;
 
+  -- Found without an order (by the group's firing alerts), then locked in
+  -- fingerprint order as the carried ones are: asked for in that order at
+  -- once, a plan kept from small tables walked every alert by fingerprint.
+  -- The conditions are asked again of each row as it is locked.
+  SELECT coalesce(array_agg(a.fingerprint), '{}') INTO v_stale_fingerprints
+    FROM alerts a WHERE a.group_key = p_group_key AND a.status = 'firing' AND a.last_seen_at < p_stale_before;
   SELECT coalesce(json_agg(x ORDER BY x.fingerprint), '[]'::json) INTO v_stale FROM (
     SELECT id, fingerprint, group_key, name, status, labels, annotations, starts_at, ends_at, generator_url,
            received_at, last_seen_at, resolution_source, incident_id, archived_at
-      FROM alerts WHERE group_key = p_group_key AND status = 'firing' AND last_seen_at < p_stale_before
+      FROM alerts
+     WHERE fingerprint = ANY(v_stale_fingerprints)
+       AND group_key = p_group_key AND status = 'firing' AND last_seen_at < p_stale_before
      ORDER BY fingerprint FOR UPDATE) x;
 
   -- The links of each locked alert's current occurrence (as
@@ -93,3 +118,12 @@ BEGIN
   RETURN json_build_object('incident', v_incident, 'alerts', v_alerts, 'stale', v_stale, 'links', v_links);
 END;
 $$;
+
+-- The repeat (migrations 0950, 1000, 1040): its membership check, an
+-- EXISTS on the links of the open incident, was kept as a merge join that
+-- walked an index of every link. Only nested loops now, so each alert's
+-- link is looked up by the links' primary key.
+ALTER FUNCTION terdut_intake_repeat(text, text[], timestamptz[], timestamptz[], text[], timestamptz, timestamptz)
+  SET enable_mergejoin = off;
+ALTER FUNCTION terdut_intake_repeat(text, text[], timestamptz[], timestamptz[], text[], timestamptz, timestamptz)
+  SET enable_hashjoin = off;
