@@ -14,9 +14,9 @@ export interface IncidentAlertLink {
  * `groupKey`, newest incident first: all the intake and the staleness
  * sweep ask of links is whether the occurrence an alert has now (its
  * starts_at, as `alerts` gives it) already belongs to an incident, and
- * which. Its older occurrences, however many it had, are not read
- * (migration 1050). Looked up alert by alert, as terdut_intake_begin
- * does, so that no plan can walk every link (the migration says why).
+ * which. Its older occurrences, however many it had, are not read. The
+ * lookup is terdut_current_occurrence_links (migration 1050), which
+ * terdut_intake_begin reads the links with too.
  */
 export async function currentOccurrenceLinks(
   db: Queryable,
@@ -25,16 +25,9 @@ export async function currentOccurrenceLinks(
 ): Promise<IncidentAlertLink[]> {
   if (alerts.length === 0) return [];
   const result = await db.query<IncidentAlertLink>(
-    `SELECT l.incident_id, l.alert_id, l.occurrence_starts_at
-       FROM unnest($2::bigint[], $3::timestamptz[]) AS c(alert_id, starts_at)
-      CROSS JOIN LATERAL (
-        SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
-          FROM incident_alerts ia
-         WHERE ia.alert_id = c.alert_id
-           AND ia.occurrence_starts_at = date_trunc('milliseconds', c.starts_at)
-           AND (SELECT i.group_key FROM incidents i WHERE i.id = ia.incident_id) = $1
-        OFFSET 0) l
-      ORDER BY l.incident_id DESC`,
+    `SELECT incident_id, alert_id, occurrence_starts_at
+       FROM terdut_current_occurrence_links($1, $2::bigint[], $3::timestamptz[])
+      ORDER BY incident_id DESC`,
     [groupKey, alerts.map((alert) => alert.id), alerts.map((alert) => alert.starts_at)],
   );
   return result.rows;

@@ -42,6 +42,34 @@
 CREATE INDEX incident_alerts_alert_occurrence ON incident_alerts (alert_id, occurrence_starts_at);
 DROP INDEX incident_alerts_alert;
 
+-- The links of these alerts' current occurrences (p_starts: each alert's
+-- starts_at, in the order of p_alert_ids) to incidents of the group: what
+-- the full intake's first call reads, and repositories/incident-alerts.ts
+-- (currentOccurrenceLinks) for large notifications and the staleness
+-- sweep. Looked up alert by alert: OFFSET 0 keeps the lookup a subquery
+-- run for each alert, so every plan finds the links by the index on
+-- (alert_id, occurrence_starts_at) and each link's incident by key. As a
+-- join, the plan terdut_intake_begin kept from a fresh install's first
+-- calls walked every link and, for each, every alert (3.4 s per call once
+-- a flapping history of 20,000 incidents arrived before the next ANALYZE;
+-- repositories/current-occurrence-links.test.ts). Plain SQL, so that it is
+-- inlined into the statement that calls it and planned with it (and, in
+-- terdut_intake_begin, kept with it).
+CREATE FUNCTION terdut_current_occurrence_links(p_group_key text, p_alert_ids bigint[], p_starts timestamptz[])
+RETURNS TABLE (incident_id bigint, alert_id bigint, occurrence_starts_at timestamptz)
+LANGUAGE sql STABLE
+AS $$
+  SELECT l.incident_id, l.alert_id, l.occurrence_starts_at
+    FROM unnest(p_alert_ids, p_starts) AS c(alert_id, starts_at)
+   CROSS JOIN LATERAL (
+     SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
+       FROM incident_alerts ia
+      WHERE ia.alert_id = c.alert_id
+        AND ia.occurrence_starts_at = date_trunc('milliseconds', c.starts_at)
+        AND (SELECT i.group_key FROM incidents i WHERE i.id = ia.incident_id) = p_group_key
+     OFFSET 0) l
+$$;
+
 -- As in migration 0900, with the settings of migration 1030 (a replaced
 -- function keeps none of its old ones), the links and the stale alerts
 -- read as above.
@@ -95,25 +123,8 @@ BEGIN
        AND group_key = p_group_key AND status = 'firing' AND last_seen_at < p_stale_before
      ORDER BY fingerprint FOR UPDATE) x;
 
-  -- The links of each locked alert's current occurrence (as
-  -- repositories/incident-alerts.ts, currentOccurrenceLinks, reads them),
-  -- looked up alert by alert: OFFSET 0 keeps the lookup a subquery run
-  -- for each alert, so every plan kept for it finds the links by the
-  -- index on (alert_id, occurrence_starts_at) and each link's incident by
-  -- key. As a join, the plan kept from a fresh install's first calls
-  -- walked every link and, for each, every alert (3.4 s per call once a
-  -- flapping history of 20,000 incidents arrived before the next ANALYZE;
-  -- repositories/current-occurrence-links.test.ts).
-  SELECT coalesce(json_agg(x ORDER BY x.incident_id DESC), '[]'::json) INTO v_links FROM (
-    SELECT l.incident_id, l.alert_id, l.occurrence_starts_at
-      FROM unnest(v_alert_ids, v_alert_starts) AS c(alert_id, starts_at)
-     CROSS JOIN LATERAL (
-       SELECT ia.incident_id, ia.alert_id, ia.occurrence_starts_at
-         FROM incident_alerts ia
-        WHERE ia.alert_id = c.alert_id
-          AND ia.occurrence_starts_at = date_trunc('milliseconds', c.starts_at)
-          AND (SELECT i.group_key FROM incidents i WHERE i.id = ia.incident_id) = p_group_key
-       OFFSET 0) l) x;
+  SELECT coalesce(json_agg(x ORDER BY x.incident_id DESC), '[]'::json) INTO v_links
+    FROM terdut_current_occurrence_links(p_group_key, v_alert_ids, v_alert_starts) x;
 
   RETURN json_build_object('incident', v_incident, 'alerts', v_alerts, 'stale', v_stale, 'links', v_links);
 END;
