@@ -20,11 +20,10 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import { notificationOfSize, type WebhookPayloadJson } from '../test/support/alertmanager-payloads.ts';
 import { terdutSender, warmUpServer } from './support/intake-load.ts';
-import { BackendCpu, countCpuFromNow } from './support/cpu.ts';
+import { countCpuFromNow } from './support/cpu.ts';
 import { LatencyRecorder, formatMs, printTable } from './support/latency.ts';
 import { printMachine } from './support/machine.ts';
-import { provideBenchPostgres } from './support/postgres.ts';
-import { prepareStorage, startServerProcess } from './support/server-process.ts';
+import { startServerOnBenchPostgres } from './support/server-on-postgres.ts';
 
 const HISTORIES = (process.env.BENCH_FLAPPING_HISTORIES ?? '0,2000,20000').split(',').map(Number);
 const FLAPS = Number(process.env.BENCH_FLAPS ?? 300);
@@ -63,14 +62,10 @@ async function addPastIncidents(client: pg.Client, name: string, count: number, 
 async function main(): Promise<void> {
   printMachine();
   console.log(`${FLAPS} fire/resolve pairs per group, one sender; past incidents: ${HISTORIES.join(', ')}\n`);
-  const postgres = await provideBenchPostgres();
+  const { postgres, databaseUrl, adminKey, server, backends, stop } =
+    await startServerOnBenchPostgres('terdut_bench_flapping');
   console.log(`PostgreSQL: ${postgres.origin}; ${postgres.durability}`);
-  const database = await postgres.createDatabase('terdut_bench_flapping');
-  const storage = { kind: 'postgres' as const, url: database.url };
-  const { adminKey } = await prepareStorage(storage);
-  const server = await startServerProcess(storage);
-  const backends = new BackendCpu(new URL(database.url).pathname.slice(1));
-  const client = new pg.Client({ connectionString: database.url });
+  const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const rows: string[][] = [];
   let baseline = Number.NaN;
@@ -118,9 +113,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await client.end();
-    await server.stop();
-    await database.drop();
-    await postgres.stop();
+    await stop();
   }
   console.log('');
   printTable(

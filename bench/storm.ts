@@ -29,11 +29,10 @@ import {
   terdutSender,
   warmUpServer,
 } from './support/intake-load.ts';
-import { BackendCpu, countCpuFromNow } from './support/cpu.ts';
+import { countCpuFromNow } from './support/cpu.ts';
 import { formatMs, printTable } from './support/latency.ts';
 import { printMachine } from './support/machine.ts';
-import { provideBenchPostgres } from './support/postgres.ts';
-import { prepareStorage, startServerProcess } from './support/server-process.ts';
+import { startServerOnBenchPostgres } from './support/server-on-postgres.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const STORM_GROUPS = Number(process.env.BENCH_STORM_GROUPS ?? 15_000);
@@ -57,13 +56,9 @@ async function main(): Promise<void> {
     `${SECONDS} s per measurement after ${WARM_UP_MS} ms warm-up, ${CONCURRENCY} senders, ` +
       `${ROUNDS} rounds, ${STORM_GROUPS} groups opened per round\n`,
   );
-  const postgres = await provideBenchPostgres();
+  const { postgres, databaseUrl, adminKey, server, backends, stop } =
+    await startServerOnBenchPostgres('terdut_bench_storm');
   console.log(`PostgreSQL: ${postgres.origin}; ${postgres.durability}`);
-  const database = await postgres.createDatabase('terdut_bench_storm');
-  const storage = { kind: 'postgres' as const, url: database.url };
-  const { adminKey } = await prepareStorage(storage);
-  const server = await startServerProcess(storage);
-  const backends = new BackendCpu(new URL(database.url).pathname.slice(1));
   const rows: string[][] = [];
   let resolvesAccepted = 0;
   let resolvedByAlerts: number;
@@ -128,7 +123,7 @@ async function main(): Promise<void> {
       );
     }
     // Every accepted resolve must have resolved its incident, or the figures measure something else.
-    const client = new pg.Client({ connectionString: database.url });
+    const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     try {
       const result = await client.query<{ count: string }>(
@@ -139,9 +134,7 @@ async function main(): Promise<void> {
       await client.end();
     }
   } finally {
-    await server.stop();
-    await database.drop();
-    await postgres.stop();
+    await stop();
   }
   console.log('');
   printTable(
