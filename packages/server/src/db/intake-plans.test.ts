@@ -23,6 +23,7 @@ const HISTORY = 5_000;
  */
 const OWN_ROWS = 50;
 const TABLES = ['alerts', 'incidents', 'incident_alerts'];
+const ANALYZE_TABLES = TABLES.map((table) => `ANALYZE ${table}`).join('; ');
 
 /** A new group opened and then repeated unchanged; both calls must take the shortcut. */
 async function openAndRepeat(db: Queryable, groupKey: string): Promise<void> {
@@ -58,7 +59,7 @@ async function planOnSmallTablesThenGrow(
   call: (db: Queryable, groupKey: string) => Promise<void>,
 ): Promise<void> {
   await call(db, `${groupKeyPrefix}-first`);
-  await db.exec(TABLES.map((table) => `ANALYZE ${table}`).join('; '));
+  await db.exec(ANALYZE_TABLES);
   for (let index = 0; index < 8; index++) await call(db, `${groupKeyPrefix}-small-${index}`);
   await db.query(
     `WITH opened AS (
@@ -88,7 +89,7 @@ async function checkReadsOwnRows(
   await planOnSmallTablesThenGrow(db, groupKeyPrefix, call);
   for (const analysed of [false, true]) {
     // Analysed, as autovacuum and the embedded maintenance would.
-    if (analysed) await db.exec(TABLES.map((table) => `ANALYZE ${table}`).join('; '));
+    if (analysed) await db.exec(ANALYZE_TABLES);
     for (const table of TABLES) {
       const read = await rowsReadDuring(db, table, (tx) =>
         call(tx, `${groupKeyPrefix}-grown-${analysed}-${table}`),
