@@ -4,6 +4,7 @@
  * refuses with 400 what the schema cannot express.
  */
 import { badRequest } from '../errors.ts';
+import { parseInstant } from '../instant.ts';
 import type { AlertGroupNotification, AlertState } from '../domain/alerts.ts';
 import {
   GO_ZERO_TIME,
@@ -78,8 +79,10 @@ function parseTime(text: string, field: string): Date | null {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text)) {
     throw badRequest(`field "${field}" must be an RFC 3339 timestamp, got "${text.slice(0, 40)}"`);
   }
-  const ms = Date.parse(text);
-  if (Number.isNaN(ms)) throw badRequest(`field "${field}" is not a valid time: "${text.slice(0, 40)}"`);
+  const ms = parseInstant(text)?.getTime();
+  if (ms === undefined) {
+    throw badRequest(`field "${field}" is not a real date and time: "${text.slice(0, 40)}"`);
+  }
   if (ms >= YEAR_10000_MS) {
     throw badRequest(`field "${field}" must be before the year 10000 in UTC, got "${text.slice(0, 40)}"`);
   }

@@ -6,6 +6,7 @@ import { generateApiKey, hashApiKey, secretsEqual } from '../auth/secrets.ts';
 import { ApiError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
 import { addDays, isCalendarDate } from '../calendar-date.ts';
+import { parseInstant } from '../instant.ts';
 import { findPersonById, findUserById } from '../repositories/users.ts';
 import {
   deleteFeed,
@@ -790,10 +791,8 @@ async function uniqueName<T>(name: string, work: () => Promise<T>): Promise<T> {
 }
 
 function instantField(field: string, text: string): Date {
-  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text)
-    ? new Date(text)
-    : null;
-  if (!at || Number.isNaN(at.getTime())) {
+  const at = parseInstant(text, { seconds: 'optional' });
+  if (at === undefined) {
     throw badRequest(`field "${field}" is not an RFC 3339 timestamp with a zone: "${text}"`);
   }
   return at;

@@ -205,6 +205,30 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     );
   });
 
+  test('an impossible or zone-less instant is a 400 naming the field, never another day', async () => {
+    const before = (await call('GET', `/api/schedules/${berlin}`, undefined, alice)).body;
+    const rolledOver = await call('POST', `/api/schedules/${berlin}/overrides`, {
+      user_id: alice.id,
+      starts_at: '2026-02-30T01:00:00Z',
+      ends_at: '2026-03-03T01:00:00Z',
+    });
+    assert.equal(rolledOver.status, 400);
+    assert.match(rolledOver.body.error, /"starts_at"/);
+    for (const [query, field] of [
+      ['on-call?at=2026-04-31T12:00:00Z', 'at'],
+      // Without a zone the server's own TZ would decide which instant it is.
+      ['on-call?at=2026-03-29T02:30:00', 'at'],
+      ['timeline?from=2026-02-30T00:00:00Z&to=2026-03-05T00:00:00Z', 'from'],
+      ['overrides?from=2026-03-01T00:00:00Z&to=2026-03-03T24:00:00Z', 'to'],
+    ]) {
+      const response = await call('GET', `/api/schedules/${berlin}/${query}`, undefined, alice);
+      assert.equal(response.status, 400, query);
+      assert.match(response.body.error, new RegExp(`"${field}".*RFC 3339`), query);
+    }
+    const after = (await call('GET', `/api/schedules/${berlin}`, undefined, alice)).body;
+    assert.deepEqual(after, before);
+  });
+
   test('a zone is stored by its canonical name, and a replaced rotation keeps its layer', async () => {
     const created = await call('POST', '/api/schedules', {
       name: 'Lowercase',

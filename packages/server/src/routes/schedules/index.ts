@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../http/authentication.ts';
 import { badRequest } from '../../errors.ts';
+import { parseInstant } from '../../instant.ts';
 import { access } from '../../http/route-auth.ts';
 import {
   ErrorSchema,
@@ -277,7 +278,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
         },
       },
       async (request) => {
-        const at = request.query.at === undefined ? undefined : parseInstant('at', request.query.at);
+        const at = request.query.at === undefined ? undefined : instantQuery('at', request.query.at);
         return serializeOnCall(await schedules.onCallAt(request.params.id, at ?? new Date()));
       },
     );
@@ -429,10 +430,10 @@ export function schedulesRoutes(schedules: SchedulesService) {
   };
 }
 
-function parseInstant(field: string, text: string): Date {
-  const at = new Date(text);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(at.getTime())) {
-    throw badRequest(`query field "${field}" is not an RFC 3339 timestamp: "${text}"`);
+function instantQuery(field: string, text: string): Date {
+  const at = parseInstant(text, { seconds: 'optional' });
+  if (at === undefined) {
+    throw badRequest(`query field "${field}" is not an RFC 3339 timestamp with a zone: "${text}"`);
   }
   return at;
 }

@@ -91,6 +91,13 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
     assert.equal(response.status, 400);
     assert.match(response.body.error, /alerts\.1\.endsAt.*year 10000/);
 
+    // Not 2 March: a stored start that was never sent would open another occurrence.
+    response = await post(
+      notification({ groupKey: 'bad', alerts: [firingAlert({ startsAt: '2026-02-30T01:00:00Z' })] }),
+    );
+    assert.equal(response.status, 400);
+    assert.match(response.body.error, /alerts\.0\.startsAt.*not a real date/);
+
     response = await post({ version: '4', status: 'firing', receiver: 'x', alerts: [] });
     assert.equal(response.status, 400);
     assert.match(response.body.error, /groupKey/);

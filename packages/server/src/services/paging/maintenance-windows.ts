@@ -2,6 +2,7 @@ import type { Database } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
 import { requireAdmin, type Principal } from '../../auth/principal.ts';
 import { badRequest, notFound } from '../../errors.ts';
+import { parseInstant } from '../../instant.ts';
 import {
   deleteWindow,
   insertWindow,
@@ -109,9 +110,9 @@ export class MaintenanceWindowService {
 }
 
 function time(text: string, field: string): Date {
-  const ms = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(ms)) {
-    throw badRequest(`field "${field}" must be an RFC 3339 time such as 2026-12-03T22:00:00Z`);
+  const at = parseInstant(text, { seconds: 'optional' });
+  if (at === undefined) {
+    throw badRequest(`field "${field}" must be an RFC 3339 time with a zone such as 2026-12-03T22:00:00Z`);
   }
-  return new Date(ms);
+  return at;
 }

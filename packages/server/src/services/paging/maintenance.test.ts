@@ -106,6 +106,15 @@ forEachDatabase('maintenance windows', (database) => {
         { starts_at: 'tonight', ends_at: '2026-12-04T01:00:00Z', reason: 'x' },
         /"starts_at" must be an RFC 3339 time/,
       ],
+      // Not 2 March, and not whatever zone the server runs in.
+      [
+        { starts_at: '2026-02-30T00:00:00Z', ends_at: '2026-03-04T01:00:00Z', reason: 'x' },
+        /"starts_at" must be an RFC 3339 time/,
+      ],
+      [
+        { starts_at: '2026-12-04T00:00:00Z', ends_at: '2026-12-04T01:00:00', reason: 'x' },
+        /"ends_at" must be an RFC 3339 time with a zone/,
+      ],
       [
         { starts_at: '2026-12-04T02:00:00Z', ends_at: '2026-12-04T01:00:00Z', reason: 'x' },
         /"ends_at" must be after/,
