@@ -16,6 +16,7 @@ import { createServices, type Services } from './services/index.ts';
 import type { AuthenticationService } from './services/authentication.ts';
 import { API_KEY_CACHE_MS } from './services/api-key-cache.ts';
 import { installErrorHandling } from './http/errors.ts';
+import { installJsonBodies } from './http/json-bodies.ts';
 import { installValidation } from './http/validation.ts';
 import { installIdParamCheck } from './http/ids.ts';
 import { installTextSafety } from './http/text-safety.ts';
@@ -169,6 +170,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('metrics', metrics);
 
   installErrorHandling(app);
+  installJsonBodies(app);
   installValidation(app);
   installIdParamCheck(app);
   installTextSafety(app);

@@ -1,0 +1,67 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestPglite, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
+
+let server: TestApp;
+let admin: TestUser;
+before(async () => {
+  server = await startTestApp(await createTestPglite());
+  admin = await server.createUser('json-bodies-admin', 'admin');
+});
+after(async () => {
+  await server.close();
+  await server.db.close();
+});
+
+const json = { 'content-type': 'application/json' };
+
+test('a DELETE with the JSON header and no body deletes (the README sets the header on every call)', async () => {
+  const created = await server.request({
+    method: 'POST',
+    url: '/api/maintenance-windows',
+    as: admin,
+    payload: { starts_at: '2030-01-01T00:00:00Z', ends_at: '2030-01-01T01:00:00Z', reason: 'empty body' },
+  });
+  assert.equal(created.status, 201);
+  const deleted = await server.request({
+    method: 'DELETE',
+    url: `/api/maintenance-windows/${created.body.id}`,
+    headers: json,
+    payload: '',
+    as: admin,
+  });
+  assert.equal(deleted.status, 204, JSON.stringify(deleted.body));
+  const list = await server.request({ method: 'GET', url: '/api/maintenance-windows', as: admin });
+  assert.ok(!list.body.some((window: { id: number }) => window.id === created.body.id));
+});
+
+test('a route that needs a body still refuses an empty one with 400, and creates nothing', async () => {
+  const before = (await server.request({ method: 'GET', url: '/api/users', as: admin })).body.length;
+  const response = await server.request({
+    method: 'POST',
+    url: '/api/users',
+    headers: json,
+    payload: '',
+    as: admin,
+  });
+  assert.equal(response.status, 400);
+  assert.match(response.body.error, /body/);
+  const after = (await server.request({ method: 'GET', url: '/api/users', as: admin })).body.length;
+  assert.equal(after, before);
+});
+
+test('other JSON is parsed as before: invalid JSON and a __proto__ key are 400', async () => {
+  for (const payload of [
+    '{"username": ',
+    '{"username":"p","email":"p@example.com","__proto__":{"role":"admin"}}',
+  ]) {
+    const response = await server.request({
+      method: 'POST',
+      url: '/api/users',
+      headers: json,
+      payload,
+      as: admin,
+    });
+    assert.equal(response.status, 400, payload);
+  }
+});
