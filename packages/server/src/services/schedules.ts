@@ -280,8 +280,12 @@ export class SchedulesService {
       const existing = rotationId === undefined ? undefined : await findRotation(tx, scheduleId, rotationId);
       if (rotationId !== undefined && !existing)
         throw notFound(`rotation ${rotationId} of schedule ${scheduleId}`);
+      // Someone deleted keeps their place in a rotation they were in (their
+      // shifts fall through, nobody else's move), so the rotation can still
+      // be edited as it is; nobody deleted joins one.
+      const staying = new Set(existing?.participants.map((participant) => participant.user_id));
       for (const userId of new Set(fields.participantIds)) {
-        await requirePerson(tx, userId, 'participant_ids');
+        if (!staying.has(userId)) await requirePerson(tx, userId, 'participant_ids');
       }
       // A new rotation goes on top; a replaced one keeps its place unless told otherwise.
       const layer = input.layer ?? existing?.layer ?? (await highestLayer(tx, scheduleId)) + 1;

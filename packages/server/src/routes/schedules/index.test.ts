@@ -229,6 +229,55 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.deepEqual(after, before);
   });
 
+  test('a rotation with someone deleted can still be edited as it is; the deleted cannot join another', async () => {
+    const schedule = (await call('POST', '/api/schedules', { name: 'Leavers', time_zone: 'Europe/Berlin' }))
+      .body.id;
+    // People of their own: the feed tests below count alice's shifts.
+    const [erin, dave, frank] = [
+      await server.createUser('erin'),
+      await server.createUser('dave'),
+      await server.createUser('frank'),
+    ];
+    const rotation = {
+      name: 'Daily',
+      participant_ids: [erin.id, dave.id, frank.id],
+      shift_length: 1,
+      shift_unit: 'days',
+      start_date: '2026-03-23',
+      handoff_time: '09:00',
+    };
+    const created = await call('POST', `/api/schedules/${schedule}/rotations`, rotation);
+    assert.equal(created.status, 201);
+    assert.equal((await call('DELETE', `/api/users/${dave.id}`)).status, 204);
+    const timeline = `/api/schedules/${schedule}/timeline?from=2026-03-23T00:00:00Z&to=2026-03-30T00:00:00Z`;
+    const turns = async () =>
+      (await call('GET', timeline)).body.map((segment: any) => [segment.start, segment.end, segment.user_id]);
+    const before = await turns();
+
+    const renamed = await call('PUT', `/api/schedules/${schedule}/rotations/${created.body.id}`, {
+      ...rotation,
+      name: 'Daily, renamed',
+    });
+    assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+    assert.deepEqual(
+      renamed.body.participants.map((p: any) => [p.user_id, p.deleted === true]),
+      [
+        [erin.id, false],
+        [dave.id, true],
+        [frank.id, false],
+      ],
+    );
+    assert.deepEqual(await turns(), before, "nobody else's turn moved");
+
+    const joining = await call('POST', `/api/schedules/${schedule}/rotations`, {
+      ...rotation,
+      name: 'Another',
+      participant_ids: [dave.id],
+    });
+    assert.equal(joining.status, 404);
+    assert.match(joining.body.error, /participant_ids/);
+  });
+
   test('a zone is stored by its canonical name, and a replaced rotation keeps its layer', async () => {
     const created = await call('POST', '/api/schedules', {
       name: 'Lowercase',
