@@ -453,6 +453,71 @@ forEachDatabase('paging', (database) => {
     await server.request({ method: 'DELETE', url: `/api/escalation-policies/${policy.body.id}`, as: admin });
   });
 
+  test('a late failure of an earlier step does not cut the delay of the step waiting now', async () => {
+    const downPort = await freeLoopbackPort();
+    const [gus, hal, ivy] = [
+      await server.createUser('gus'),
+      await server.createUser('hal'),
+      await server.createUser('ivy'),
+    ];
+    await server.request({
+      method: 'POST',
+      url: `/api/users/${gus.id}/contact-methods`,
+      as: gus,
+      payload: {
+        kind: 'webhook',
+        target: `http://127.0.0.1:${downPort}/hook`,
+        secret: 'gus-secret-0123456789',
+      },
+    });
+    for (const person of [hal, ivy]) {
+      await server.request({
+        method: 'POST',
+        url: `/api/users/${person.id}/contact-methods`,
+        as: person,
+        payload: { kind: 'webhook', target: receiver.url },
+      });
+    }
+    const policy = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'gus, hal, ivy',
+        matchers: ['route="late"'],
+        steps: [
+          { targets: [{ type: 'user', user_id: gus.id }] },
+          { delay: '5m', targets: [{ type: 'user', user_id: hal.id }] },
+          { delay: '30m', targets: [{ type: 'user', user_id: ivy.id }] },
+        ],
+      },
+    });
+    assert.equal(policy.status, 201, JSON.stringify(policy.body));
+    const paged = (id: number, username: string) =>
+      hooksFor(id).filter((h) => h.body.person.username === username).length;
+
+    const incident = await openPaged({ route: 'late' });
+    await pass();
+    // Step 2 reaches hal after 5 minutes; gus's step-1 message fails after the 10-minute budget.
+    for (let minute = 1; minute <= 12; minute++) {
+      clock.advance(MINUTE);
+      await pass();
+    }
+    assert.equal(paged(incident.id, 'hal'), 1);
+    const events = await timeline(incident.id);
+    assert.ok(events.some((e) => e.type === 'notification_failed' && e.username === 'gus'));
+    assert.equal(paged(incident.id, 'ivy'), 0, 'step 3 waits its 30 minutes after step 2');
+
+    clock.advance(22 * MINUTE); // 34 minutes after the start: still before step 3
+    await pass();
+    assert.equal(paged(incident.id, 'ivy'), 0);
+    clock.advance(MINUTE + 1000); // 35 minutes: 5 + 30
+    await pass();
+    assert.equal(paged(incident.id, 'ivy'), 1);
+    await server.request({ method: 'POST', url: `/api/incidents/${incident.id}/resolve`, as: admin });
+    await server.request({ method: 'DELETE', url: `/api/escalation-policies/${policy.body.id}`, as: admin });
+  });
+
   test("a 4xx that will never succeed fails at once with the provider's answer, and POST …/test reports it too", async () => {
     const methods = await server.request({
       method: 'GET',

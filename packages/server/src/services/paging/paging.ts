@@ -889,6 +889,10 @@ export class PagingService {
     const escalation = await lockEscalation(tx, delivery.incident_id);
     if (escalation === undefined || escalation.state !== 'active' || escalation.round !== delivery.round)
       return;
+    // Only the step that fired last moves on: a late failure of an earlier
+    // step, whose escalation went on meanwhile, must not cut the delay of
+    // the step now waiting.
+    if (!waitsAfter(escalation, delivery)) return;
     if (escalation.due_at === null || escalation.due_at <= now) return;
     if (await stepHasLiveDelivery(tx, delivery)) return;
     await updateEscalation(tx, delivery.incident_id, { due_at: now }, now);
@@ -901,6 +905,14 @@ export class PagingService {
     });
     return this.#capabilityKey;
   }
+}
+
+/** Whether the escalation is at the position `fired`'s step led to (the next step, or the next repeat's first). */
+function waitsAfter(escalation: EscalationRow, fired: { step: number; repeat: number }): boolean {
+  const nextStep = fired.step + 1;
+  return nextStep < escalation.policy.steps.length
+    ? escalation.step === nextStep && escalation.repeat === fired.repeat
+    : escalation.step === 0 && escalation.repeat === fired.repeat + 1;
 }
 
 /** `ntfy topic "ops-alice", step 2` / `webhook, resolved notice`: the timeline's words for a message. */
