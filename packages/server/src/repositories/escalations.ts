@@ -212,3 +212,24 @@ export async function dueEscalations(
   );
   return result.rows.map((row) => row.incident_id);
 }
+
+/** Escalations waiting for their next step (due later than `now`), with the labels windows match. */
+export async function waitingEscalations(
+  db: Queryable,
+  now: Date,
+): Promise<{ incident_id: number; labels: Record<string, string> }[]> {
+  const result = await db.query<{ incident_id: number; labels: Record<string, string> }>(
+    `SELECT incident_id, labels FROM escalations WHERE state = 'active' AND due_at > $1`,
+    [now],
+  );
+  return result.rows;
+}
+
+/** Makes these escalations due now, so the next pass looks at them (a window holds them). */
+export async function makeDueNow(db: Queryable, incidentIds: readonly number[], now: Date): Promise<void> {
+  if (incidentIds.length === 0) return;
+  await db.query(
+    `UPDATE escalations SET due_at = $1 WHERE incident_id = ANY($2::bigint[]) AND state = 'active' AND due_at > $1`,
+    [now, incidentIds],
+  );
+}

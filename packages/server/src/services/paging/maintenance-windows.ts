@@ -10,7 +10,8 @@ import {
   type MaintenanceWindowRow,
 } from '../../repositories/maintenance-windows.ts';
 import type { AuditService } from '../audit.ts';
-import { parseMatcher } from './matchers.ts';
+import { matchesAll, parseMatcher } from './matchers.ts';
+import { makeDueNow, waitingEscalations } from '../../repositories/escalations.ts';
 
 const MAX_WINDOW_MS = 31 * 24 * 3_600_000;
 
@@ -73,9 +74,20 @@ export class MaintenanceWindowService {
         { starts_at: startsAt, ends_at: endsAt, matchers, reason, created_by: principal.userId },
         now,
       );
-      // Running escalations are looked at again now, so matching ones pause at once.
+      // Running escalations the window matches are looked at again now, so
+      // they pause at once. Only those: one made due fires its next step
+      // (a window for other labels paged every running escalation's next
+      // tier early).
       if (startsAt <= now) {
-        await tx.query(`UPDATE escalations SET due_at = $1 WHERE state = 'active' AND due_at > $1`, [now]);
+        const parsed = matchers.map(parseMatcher);
+        const held = (await waitingEscalations(tx, now)).filter((escalation) =>
+          matchesAll(parsed, escalation.labels),
+        );
+        await makeDueNow(
+          tx,
+          held.map((escalation) => escalation.incident_id),
+          now,
+        );
       }
       await this.#audit.record(tx, {
         actor: principal,

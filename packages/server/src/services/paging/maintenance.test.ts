@@ -93,6 +93,46 @@ forEachDatabase('maintenance windows', (database) => {
     assert.equal(pages(running), 2, 'the running escalation starts again at step 1');
   });
 
+  test("a window for other labels leaves a running escalation's next step at its time", async () => {
+    const running = await open('mw-unrelated', { team: 'web' });
+    await pass();
+    assert.equal(pages(running), 1);
+    const stepTwo = async () =>
+      (
+        await server.request({ method: 'GET', url: `/api/incidents/${running}/timeline`, as: admin })
+      ).body.filter(
+        (event: { type: string; detail?: string }) =>
+          event.type === 'escalated' && /^step 2/.test(event.detail ?? ''),
+      ).length;
+
+    clock.advance(MINUTE);
+    const now = clock.now().getTime();
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/maintenance-windows',
+      as: admin,
+      payload: {
+        starts_at: new Date(now).toISOString(),
+        ends_at: new Date(now + 30 * MINUTE).toISOString(),
+        matchers: ['team="cache"'],
+        reason: 'cache upgrade',
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    await pass();
+    assert.equal(
+      await stepTwo(),
+      0,
+      'step 2 (admins) is due 10 minutes after step 1, not when a window opens',
+    );
+
+    clock.advance(9 * MINUTE + 1000);
+    await pass();
+    assert.equal(await stepTwo(), 1);
+    await server.request({ method: 'POST', url: `/api/incidents/${running}/resolve`, as: admin });
+    await server.request({ method: 'DELETE', url: `/api/maintenance-windows/${created.body.id}`, as: admin });
+  });
+
   test('windows are admin-only to change, readable by everyone, validated, and audited', async () => {
     const byMember = await server.request({
       method: 'POST',
