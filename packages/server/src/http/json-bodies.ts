@@ -1,13 +1,37 @@
 import type { FastifyInstance } from 'fastify';
+import { badRequest } from '../errors.ts';
+import { jsonShape } from './json-shape.ts';
+
+/** Bodies this small cannot hold enough to hurt, and are parsed without looking first. */
+const SHAPE_CHECKED_FROM_BYTES = 16 * 1024;
+/** Alertmanager's notifications nest 4 deep; the API's other bodies less. */
+const MAX_DEPTH = 32;
+/** A notification has one object or array per 90 bytes or more (each alert, its labels, its annotations). */
+const BYTES_PER_CONTAINER = 16;
+/** The largest list the API takes is a notification's 2,000 alerts; objects have tens of keys. */
+const MAX_MEMBERS_OF_ONE = 10_000;
+/** A notification's members (keys and array elements) are 8 bytes or more each, `"a":"b",` at the least. */
+const BYTES_PER_MEMBER = 6;
+/** Every body may have this many objects and arrays, and this many members, whatever its size. */
+const ALWAYS_ALLOWED = 1000;
+const MEMBERS_ALWAYS_ALLOWED = 10_000;
 
 /**
- * A request that says its body is JSON but sends none has no body, rather
- * than an invalid one: `curl -X DELETE … -H 'Content-Type: application/json'`,
- * as the README's examples set that header on every call, and HTTP clients
- * that send the header whatever the method. Fastify's own JSON parser
- * refuses an empty body with 400; it still parses every other body (with
- * its guard against `__proto__` and `constructor` keys). A route that needs
- * a body still says so: its validation answers 400 naming the body.
+ * The JSON request bodies of every route, parsed by Fastify's own parser
+ * (with its guard against `__proto__` and `constructor` keys), with two
+ * differences:
+ *
+ * - A request that says its body is JSON but sends none has no body, rather
+ *   than an invalid one: `curl -X DELETE … -H 'Content-Type: application/json'`,
+ *   as the README's examples set that header on every call, and HTTP clients
+ *   that send the header whatever the method. A route that needs a body
+ *   still says so: its validation answers 400 naming the body.
+ * - A large body is refused with 400 before it is parsed when its shape
+ *   would take far more heap or time than its size (json-shape.ts): nested
+ *   deeper than any request of the API, a list or object far longer than
+ *   any the API takes, or more objects, arrays or values than its bytes
+ *   carry in any request. The process must outlive, and keep answering
+ *   through, any body a key holder can post.
  */
 export function installJsonBodies(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -18,7 +42,40 @@ export function installJsonBodies(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
+    if (body.length >= SHAPE_CHECKED_FROM_BYTES) {
+      const refusal = shapeRefusal(body);
+      if (refusal !== undefined) {
+        done(badRequest(refusal), undefined);
+        return;
+      }
+    }
     // Fastify's own parser answers through `done`, at once.
     void parseJson(request, body, done);
   });
+}
+
+function shapeRefusal(body: string): string | undefined {
+  const shape = jsonShape(body);
+  const size = `in ${body.length} characters`;
+  if (shape.depth > MAX_DEPTH) {
+    return `the JSON body nests ${shape.depth} levels deep; at most ${MAX_DEPTH} are read (an Alertmanager notification nests 4)`;
+  }
+  if (shape.widest > MAX_MEMBERS_OF_ONE) {
+    return `the JSON body has an object or array of ${shape.widest} members; at most ${MAX_MEMBERS_OF_ONE} are read in one`;
+  }
+  const containers = ALWAYS_ALLOWED + Math.floor(body.length / BYTES_PER_CONTAINER);
+  if (shape.containers > containers) {
+    return (
+      `the JSON body holds ${shape.containers} objects and arrays ${size}; at most ${containers} are read ` +
+      `(one per ${BYTES_PER_CONTAINER} characters, beyond the first ${ALWAYS_ALLOWED})`
+    );
+  }
+  const members = MEMBERS_ALWAYS_ALLOWED + Math.floor(body.length / BYTES_PER_MEMBER);
+  if (shape.members > members) {
+    return (
+      `the JSON body holds ${shape.members} values ${size}; at most ${members} are read ` +
+      `(one per ${BYTES_PER_MEMBER} characters, beyond the first ${MEMBERS_ALWAYS_ALLOWED})`
+    );
+  }
+  return undefined;
 }

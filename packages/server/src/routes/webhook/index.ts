@@ -11,8 +11,10 @@ import { BodyBudget, limitBodiesInFlight } from '../../http/body-budget.ts';
 /**
  * Notification bytes read at once. A notification takes about 2.5 times its
  * size in heap while it is parsed and written: 64 MiB of bodies is about
- * 160 MiB of a heap capped at 1 GiB, and eight of the largest (8 MiB)
- * notifications at a time; the rest wait their turn unread.
+ * 160 MiB of a heap capped at 512 MiB (bin/terdut-server), and eight of the
+ * largest (8 MiB) notifications at a time; the rest wait their turn unread.
+ * Shapes that take far more than that (deep nesting, masses of empty
+ * arrays) are refused before they are parsed (http/json-bodies.ts).
  */
 const WEBHOOK_BODY_BUDGET_BYTES = 64 * 1024 * 1024;
 

@@ -188,6 +188,46 @@ forEachDatabase('poison notifications', (database) => {
     }
   });
 
+  // Unknown fields are allowed (Alertmanager adds some), but not a shape
+  // that takes far more heap than its size: three of these at 7.6 MiB each
+  // ended the server at its heap limit when they were parsed.
+  test('a body nested deeper than any notification is 400 before it is parsed, three at once too; the group goes on', async () => {
+    const deeplyNested = (groupKey: string, depth: number) =>
+      asText(notification({ groupKey, alerts: [firingAlert({ name: `Poison${groups}` })] }), [
+        '{',
+        `{"padding":${'['.repeat(depth)}${']'.repeat(depth)},`,
+      ]);
+    const largest = deeplyNested('{}:{alertname="Deep"}', 3_800_000);
+    const refused = await Promise.all([post(largest), post(largest), post(largest)]);
+    for (const response of refused) {
+      assert.equal(response.status, 400);
+      assert.match(response.body.error, /nests 3800001 levels deep; at most 32/);
+    }
+    await assertGroupSurvives((groupKey) => deeplyNested(groupKey, 100_000), /nests \d+ levels deep/);
+  });
+
+  test('a body far wider or denser than any notification is 400 before it is parsed; the group goes on', async () => {
+    const padded = (groupKey: string, padding: string) =>
+      asText(notification({ groupKey, alerts: [firingAlert({ name: `Poison${groups}` })] }), [
+        '{',
+        `{"padding":${padding},`,
+      ]);
+    const list = (count: number, item: string) => `[${Array(count).fill(item).join(',')}]`;
+    // Four million numbers in one list held the event loop for 1.7 s.
+    await assertGroupSurvives(
+      (groupKey) => padded(groupKey, list(300_000, '0')),
+      /an object or array of 300000 members; at most 10000/,
+    );
+    await assertGroupSurvives(
+      (groupKey) => padded(groupKey, list(60, list(5_000, '[]'))),
+      /holds 3000\d\d objects and arrays in \d+ characters; at most \d+ are read/,
+    );
+    await assertGroupSurvives(
+      (groupKey) => padded(groupKey, list(40, list(10_000, '0'))),
+      /holds 4000\d\d values in \d+ characters; at most \d+ are read/,
+    );
+  });
+
   test('/healthz answers within 1 s while the largest accepted notification is applied', async () => {
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = server.app.server.address() as AddressInfo;
