@@ -1,6 +1,7 @@
 import type { IncidentRow } from '../../repositories/incidents.ts';
 import type { AlertRow } from '../../repositories/alerts.ts';
 import type { PageMessage } from './providers.ts';
+import { severityRank } from '../severity.ts';
 
 /** What a message is about. */
 export interface MessageContext {
@@ -19,19 +20,13 @@ export interface MessageContext {
   acknowledgeToken?: string;
 }
 
-/** ntfy priority from the incident's severity: critical 5, high/error 4, warning 3, anything else 2. */
+/**
+ * ntfy priority from the incident's severity, ranked as the incident ranks
+ * it (severity.ts): critical/page 5, high/error 4, warning/warn/medium 3,
+ * anything else 2.
+ */
 export function priorityOf(severity: string | null | undefined): number {
-  switch ((severity ?? '').toLowerCase()) {
-    case 'critical':
-      return 5;
-    case 'high':
-    case 'error':
-      return 4;
-    case 'warning':
-      return 3;
-    default:
-      return 2;
-  }
+  return Math.max(2, Math.min(5, severityRank(severity ?? '')));
 }
 
 const MAX_LISTED_ALERTS = 5;
