@@ -46,6 +46,14 @@ export async function insertEscalation(
   );
 }
 
+/** The paging round the incident's escalation is in; undefined if it has none. */
+export async function escalationRound(db: Queryable, incidentId: number): Promise<number | undefined> {
+  const result = await db.query<{ round: number }>(`SELECT round FROM escalations WHERE incident_id = $1`, [
+    incidentId,
+  ]);
+  return result.rows[0]?.round;
+}
+
 /** The incident's escalation, locked. Lock the incident first (the order every writer keeps). */
 export async function lockEscalation(tx: Queryable, incidentId: number): Promise<EscalationRow | undefined> {
   const result = await tx.query<EscalationRow>(

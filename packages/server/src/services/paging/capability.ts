@@ -13,6 +13,13 @@ export interface Capability {
   action: 'acknowledge';
   incidentId: number;
   userId: number;
+  /**
+   * The paging round that sent it (a new round starts when an
+   * acknowledgement is taken back or a snooze ends): once another round
+   * pages, an older button no longer acknowledges. Absent in tokens issued
+   * before rounds were named, which work in any round until they expire.
+   */
+  round?: number;
   expiresAt: Date;
 }
 
@@ -21,6 +28,8 @@ interface CapabilityWire {
   a: 'acknowledge';
   i: number;
   u: number;
+  /** The paging round. */
+  r?: number;
   /** Expiry, seconds since the epoch. */
   e: number;
 }
@@ -32,6 +41,7 @@ export function issueCapability(capability: Capability, key: string): string {
     a: capability.action,
     i: capability.incidentId,
     u: capability.userId,
+    ...(capability.round !== undefined ? { r: capability.round } : {}),
     e: Math.floor(capability.expiresAt.getTime() / 1000),
   };
   return signValue(wire, key);
@@ -51,11 +61,20 @@ export function readCapability(
     value.a !== 'acknowledge' ||
     !Number.isInteger(value.i) ||
     !Number.isInteger(value.u) ||
+    (value.r !== undefined && !Number.isInteger(value.r)) ||
     !Number.isInteger(value.e)
   ) {
     return { problem: 'invalid' };
   }
   const expiresAt = new Date(value.e! * 1000);
   if (expiresAt <= now) return { problem: 'expired' };
-  return { capability: { action: 'acknowledge', incidentId: value.i!, userId: value.u!, expiresAt } };
+  return {
+    capability: {
+      action: 'acknowledge',
+      incidentId: value.i!,
+      userId: value.u!,
+      ...(value.r !== undefined ? { round: value.r } : {}),
+      expiresAt,
+    },
+  };
 }

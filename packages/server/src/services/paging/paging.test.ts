@@ -295,14 +295,29 @@ forEachDatabase('paging', (database) => {
     await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
   });
 
-  test('taking the acknowledgement back restarts at step 1', async () => {
+  test("taking the acknowledgement back restarts at step 1, and the first page's button no longer stops it", async () => {
     const { id } = await openPaged();
     await pass();
-    await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
+    const [firstPage] = await pagesFor(id);
+    const pressed = await pressHttpAction(firstPage!.actions![0]!);
+    assert.deepEqual(pressed.body, { result: 'acknowledged', incident_id: id });
     await server.request({ method: 'DELETE', url: `/api/incidents/${id}/acknowledge`, as: alice });
     await pass();
-    assert.equal((await pagesFor(id)).length, 2);
-    await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
+    const pages = await pagesFor(id);
+    assert.equal(pages.length, 2);
+
+    // Whoever still holds the first message is not who is being paged now.
+    const stale = await pressHttpAction(firstPage!.actions![0]!);
+    assert.equal(stale.status, 403);
+    assert.match(stale.body.error, /earlier page of incident \d+, which has been paged again since/);
+    const incident = (await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin })).body;
+    assert.equal(incident.status, 'triggered');
+
+    const current = await pressHttpAction(pages[1]!.actions![0]!);
+    assert.deepEqual(current.body, { result: 'acknowledged', incident_id: id });
+    // Acknowledged again, the old button is as harmless as any second press.
+    const again = await pressHttpAction(firstPage!.actions![0]!);
+    assert.deepEqual(again.body, { result: 'already acknowledged', incident_id: id });
   });
 
   test('a new alert joining an acknowledged incident tells the acknowledger once; repeated notifications do not', async () => {

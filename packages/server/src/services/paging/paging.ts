@@ -24,6 +24,7 @@ import {
   moveEscalationsWithEvents,
   updateEscalation,
   dueEscalations,
+  escalationRound,
   type EscalationMove,
   type EscalationPosition,
   type EscalationRow,
@@ -68,7 +69,7 @@ import {
   type Providers,
 } from './providers.ts';
 import { composeMessage } from './messages.ts';
-import { issueCapability, readCapability } from './capability.ts';
+import { issueCapability, readCapability, type Capability } from './capability.ts';
 import { formatDuration } from '../format-duration.ts';
 import { activeWindows, type MaintenanceWindowRow } from '../../repositories/maintenance-windows.ts';
 import { matchesAll, parseMatcher } from './matchers.ts';
@@ -241,6 +242,7 @@ export class PagingService {
     const [person] = await findPageablePeople(this.#db, [userId]);
     if (person === undefined)
       throw forbidden('the person this acknowledge action was issued to no longer exists');
+    await this.#requireCurrentRound(read.capability, 'action');
     const { changed } = await this.#incidents.acknowledgeAs(userId, incidentId);
     return { result: changed ? 'acknowledged' : 'already acknowledged', incident_id: incidentId };
   }
@@ -261,7 +263,27 @@ export class PagingService {
     if (person === undefined || incident === undefined) {
       throw forbidden('the person or incident this acknowledge link was issued for no longer exists');
     }
+    await this.#requireCurrentRound(read.capability, 'link');
     return { incident, person };
+  }
+
+  /**
+   * An Acknowledge button from an earlier round of paging (the
+   * acknowledgement was taken back, or a snooze ended, and paging started
+   * again) does not stop the paging that followed: whoever still holds the
+   * old message is not who is being paged now. Pressing it while the
+   * incident is acknowledged or resolved stays harmless, as any second press.
+   */
+  async #requireCurrentRound(capability: Capability, what: 'action' | 'link'): Promise<void> {
+    if (capability.round === undefined) return;
+    const round = await escalationRound(this.#db, capability.incidentId);
+    if (round === undefined || round === capability.round) return;
+    const incident = await findIncidentById(this.#db, capability.incidentId);
+    if (incident?.status !== 'triggered') return;
+    throw forbidden(
+      `this acknowledge ${what} is from an earlier page of incident ${capability.incidentId}, ` +
+        'which has been paged again since; use the newest page, or open the incident in terdut',
+    );
   }
 
   /**
@@ -785,6 +807,7 @@ export class PagingService {
           action: 'acknowledge',
           incidentId: incident.id,
           userId: person.id,
+          round: delivery.round,
           expiresAt: new Date(this.#clock.now().getTime() + this.#config.capabilityTtlMs),
         },
         await this.#key(),
