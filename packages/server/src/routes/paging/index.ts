@@ -28,7 +28,8 @@ export function pagingRoutes(paging: PagingService) {
           summary: "Acknowledge with a page's capability (the ntfy Acknowledge button)",
           description:
             'Authenticated by the capability in the body, not an API key. Pressing twice is harmless: ' +
-            '"already acknowledged". 403 for an altered or expired capability, 409 for a resolved incident.',
+            '"already acknowledged". 403 for an altered or expired capability, or one from an earlier round of paging ' +
+            'while the incident is triggered again; 409 for a resolved incident.',
           security: [],
           body: CapabilityAcknowledgeSchema,
           response: {
