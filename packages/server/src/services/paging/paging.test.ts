@@ -309,7 +309,10 @@ forEachDatabase('paging', (database) => {
     // Whoever still holds the first message is not who is being paged now.
     const stale = await pressHttpAction(firstPage!.actions![0]!);
     assert.equal(stale.status, 403);
-    assert.match(stale.body.error, /earlier page of incident \d+, which has been paged again since/);
+    assert.match(
+      (stale.body as { error: string }).error,
+      /earlier page of incident \d+, which has been paged again since/,
+    );
     const incident = (await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin })).body;
     assert.equal(incident.status, 'triggered');
 
