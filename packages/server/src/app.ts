@@ -154,6 +154,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     // Alertmanager sends its whole group state in one notification.
     bodyLimit: 8 * 1024 * 1024,
+    // Node's own default, which Fastify turns off: a request (its body
+    // included) must have arrived within 5 minutes, so a client trickling a
+    // body it was refused (401) or that waits its turn cannot hold a
+    // connection for ever. Large webhook bodies have 30 s once let in (http/body-budget.ts).
+    requestTimeout: 300_000,
     // request.ip (rate limits, audit) is the real client only when the proxy in front is trusted.
     trustProxy: options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false,
   });

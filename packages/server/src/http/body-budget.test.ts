@@ -1,5 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect, type AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { BodyBudget, SMALL_BODY_BYTES, limitBodiesInFlight } from './body-budget.ts';
 
@@ -121,5 +123,47 @@ describe('limitBodiesInFlight, over real HTTP', () => {
     assert.equal(after.status, 200);
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(budget.inUse, 0, 'nothing is held by the request that left');
+  });
+});
+
+describe('limitBodiesInFlight, with a client that trickles its body', () => {
+  let app: FastifyInstance;
+  let port: number;
+  const budget = new BodyBudget(150 * 1024);
+
+  before(async () => {
+    app = Fastify({ bodyLimit: 1024 * 1024, forceCloseConnections: true });
+    app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    app.addHook('onRequest', limitBodiesInFlight(budget, { arrivalMs: 300 }));
+    app.post('/intake', async (request) => ({ length: (request.body as string).length }));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    port = (app.server.address() as AddressInfo).port;
+  });
+  after(() => app.close());
+
+  test('a body that stops coming is cut off with 408, and the large body waiting behind it is answered', async () => {
+    const slow = connect({ host: '127.0.0.1', port });
+    await once(slow, 'connect');
+    let answer = '';
+    slow.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    const closed = once(slow, 'close');
+    slow.write(
+      'POST /intake HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n' +
+        `Content-Length: ${100 * 1024}\r\n\r\nxxxx`,
+    );
+    await until(() => budget.inUse > 0, 'the trickling body holds the budget');
+
+    const started = performance.now();
+    const waiting = await fetch(`http://127.0.0.1:${port}/intake`, {
+      method: 'POST',
+      body: 'y'.repeat(100 * 1024),
+      headers: { 'content-type': 'text/plain' },
+    });
+    assert.equal(waiting.status, 200);
+    assert.ok(performance.now() - started < 2000, 'answered once the trickle was cut off');
+    await closed;
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.match(answer, /did not arrive within 0\.3 s/);
+    assert.equal(budget.inUse, 0);
   });
 });

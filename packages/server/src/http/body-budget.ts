@@ -88,13 +88,29 @@ function abandoned(signal: AbortSignal | undefined): Error {
 }
 
 /**
+ * How long a body that was let in has to arrive in full. Alertmanager sends
+ * the largest notification (8 MiB) in well under a second; at this, a body
+ * still arriving at 280 KB/s makes it.
+ */
+export const BODY_ARRIVAL_MS = 30_000;
+
+/**
  * An `onRequest` hook that holds a request until its body fits in `budget`
  * (sized by Content-Length, or the route's body limit when it has none) and
  * gives the bytes back when the response ends or the connection closes.
  * Register it after authentication, so only authenticated requests take a
  * share.
+ *
+ * A body let in must then keep coming: one that has not arrived in full
+ * within `arrivalMs` is answered 408 and its connection closed, so that
+ * clients trickling a byte at a time cannot hold the budget and keep every
+ * large notification behind them waiting.
  */
-export function limitBodiesInFlight(budget: BodyBudget): onRequestAsyncHookHandler {
+export function limitBodiesInFlight(
+  budget: BodyBudget,
+  options: { arrivalMs?: number } = {},
+): onRequestAsyncHookHandler {
+  const arrivalMs = options.arrivalMs ?? BODY_ARRIVAL_MS;
   return async (request, reply) => {
     const { bodyLimit } = request.routeOptions;
     const declared = Number(request.headers['content-length']);
@@ -107,7 +123,27 @@ export function limitBodiesInFlight(budget: BodyBudget): onRequestAsyncHookHandl
     const release = await budget.acquire(bytes, gone.signal);
     reply.raw.off('close', onClose);
     // Closed between the grant and here: nothing will be read or answered.
-    if (gone.signal.aborted) release();
-    else reply.raw.once('close', release);
+    if (gone.signal.aborted) {
+      release();
+      return;
+    }
+    reply.raw.once('close', release);
+    if (request.raw.complete) return;
+    const cutOff = setTimeout(() => {
+      if (request.raw.complete || reply.raw.headersSent) return;
+      request.log.warn(
+        { bytes, arrivalMs },
+        'request body did not arrive in time after it was let in; answered 408 and closed',
+      );
+      reply.raw.writeHead(408, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+      reply.raw.end(
+        JSON.stringify({
+          error: `the request body did not arrive within ${arrivalMs / 1000} s of being read; send it faster`,
+        }),
+        () => request.raw.socket.destroy(),
+      );
+    }, arrivalMs);
+    request.raw.once('end', () => clearTimeout(cutOff));
+    reply.raw.once('close', () => clearTimeout(cutOff));
   };
 }
