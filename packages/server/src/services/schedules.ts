@@ -568,7 +568,7 @@ export class SchedulesService {
     const now = this.#clock.now().getTime();
     const from = now - FEED_DAYS_BEFORE * DAY_MS;
     const to = now + FEED_DAYS_AFTER * DAY_MS;
-    const margin = LOOK_AHEAD_DAYS * DAY_MS;
+    let margin = LOOK_AHEAD_DAYS * DAY_MS;
     const events: CalendarEvent[] = [];
     const scheduleIds =
       feed.schedule_id !== null ? [feed.schedule_id] : await schedulesOfPerson(this.#db, feed.user_id!);
@@ -580,9 +580,9 @@ export class SchedulesService {
         calendarName = `On call: ${schedule.name}`;
         zone = schedule.time_zone;
       }
-      // Computed with a margin, so the shifts at either end of the window keep
-      // their real handoff times instead of being cut at the window's edge.
-      const segments = await this.#timeline(this.#db, schedule, from - margin, to + margin);
+      const whole = await this.#wholeShifts(schedule, from, to);
+      margin = Math.max(margin, whole.margin);
+      const segments = whole.segments;
       for (const segment of segments) {
         const [start, end] = [segment.start.getTime(), segment.end.getTime()];
         if (segment.userId === null || end <= from || start >= to) continue;
@@ -613,6 +613,32 @@ export class SchedulesService {
       from: from - margin,
       to: to + margin,
     });
+  }
+
+  /**
+   * The timeline around [from, to), computed with a margin wide enough that
+   * the shifts reaching into the window keep their real handoff times
+   * instead of being cut at the margin's edge: a calendar shows each shift
+   * with its own start and end, and a feed read again must show the same
+   * event (its UID names the start). Shifts and overrides can last a year,
+   * so the margin widens until no shift in the window touches its edge.
+   */
+  async #wholeShifts(
+    schedule: Schedule,
+    from: number,
+    to: number,
+  ): Promise<{ segments: TimelineSegment[]; margin: number }> {
+    const longest = (MAX_WINDOW_DAYS + 1) * DAY_MS;
+    for (let margin = LOOK_AHEAD_DAYS * DAY_MS; ; margin = Math.min(4 * margin, longest)) {
+      const segments = await this.#timeline(this.#db, schedule, from - margin, to + margin);
+      const cut = segments.some(
+        (segment) =>
+          segment.userId !== null &&
+          ((segment.start.getTime() <= from - margin && segment.end.getTime() > from) ||
+            (segment.end.getTime() >= to + margin && segment.start.getTime() < to)),
+      );
+      if (!cut || margin >= longest) return { segments, margin };
+    }
   }
 
   /** `origin` (from the request) is used only when TERDUT_PUBLIC_URL is not set. */

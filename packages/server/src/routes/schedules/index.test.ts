@@ -398,6 +398,48 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     );
   });
 
+  test('a feed shows shifts longer than its window with their real handoffs, the same on every read', async () => {
+    const schedule = (await call('POST', '/api/schedules', { name: 'Quarterly', time_zone: 'Europe/Berlin' }))
+      .body.id;
+    const [quinn, ruth] = [await server.createUser('quinn'), await server.createUser('ruth')];
+    const rotation = await call('POST', `/api/schedules/${schedule}/rotations`, {
+      name: 'Half a year',
+      participant_ids: [quinn.id, ruth.id],
+      shift_length: 26,
+      shift_unit: 'weeks',
+      start_date: '2025-10-06',
+      handoff_time: '09:00',
+    });
+    assert.equal(rotation.status, 201);
+    const path = new URL((await call('POST', `/api/schedules/${schedule}/feed`)).body.url).pathname;
+    const read = async () => {
+      const calendar = new ICAL.Component(
+        ICAL.parse((await server.request({ method: 'GET', url: path })).body),
+      );
+      for (const zone of calendar.getAllSubcomponents('vtimezone')) ICAL.TimezoneService.register(zone);
+      return calendar.getAllSubcomponents('vevent').map((component) => {
+        const event = new ICAL.Event(component);
+        return {
+          uid: event.uid,
+          start: event.startDate.toJSDate().toISOString(),
+          end: event.endDate.toJSDate().toISOString(),
+        };
+      });
+    };
+    const first = await read();
+    // Quinn from 6 Oct 2025, Ruth from 6 Apr 2026, both 09:00 CEST: shifts far longer than the feed's
+    // 14 days back and 92 ahead of 26 March, shown whole.
+    assert.deepEqual(
+      first.map(({ start, end }) => [start, end]),
+      [
+        ['2025-10-06T07:00:00.000Z', '2026-04-06T07:00:00.000Z'],
+        ['2026-04-06T07:00:00.000Z', '2026-10-05T07:00:00.000Z'],
+      ],
+    );
+    clock.advance(3000);
+    assert.deepEqual(await read(), first, 'the same events, with the same UIDs, a few seconds later');
+  });
+
   test('a feed URL with a wrong secret is 404, and rotating the secret retires the old URL', async () => {
     const first = new URL((await call('POST', `/api/schedules/${berlin}/feed`)).body.url).pathname;
     assert.equal((await server.request({ method: 'GET', url: first })).status, 200);
