@@ -57,8 +57,8 @@ async function main(): Promise<void> {
     let sequence = 0;
     const newGroup = (size: number): NewGroupCall => {
       const name = `Floor${size}n${sequence++}`;
-      const notification = parseNotification(notificationOfSize(size, { name, groupKey: name }));
       const now = new Date();
+      const notification = parseNotification(notificationOfSize(size, { name, groupKey: name }), now);
       return {
         groupKey: notification.groupKey,
         alerts: notification.alerts,

@@ -21,6 +21,7 @@ export async function newGroupCall(
 ): Promise<NewGroupCall> {
   const parsed = parseNotification(
     notification({ groupKey, alerts: alertNames.map((name) => firingAlert({ name })) }),
+    now,
   );
   const routing = await new RoutingCache().route(db, {});
   return {

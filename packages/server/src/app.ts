@@ -249,7 +249,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(scheduleRoutes(services.schedule));
   await app.register(schedulesRoutes(services.schedules));
   await app.register(statsRoutes(services.statistics));
-  await app.register(webhookRoutes(services.intake, metrics));
+  await app.register(webhookRoutes(services.intake, metrics, clock));
   await app.register(alertRoutes(services.alerts));
   await app.register(incidentRoutes(services.incidents));
   await app.register(

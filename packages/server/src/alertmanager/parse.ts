@@ -5,6 +5,7 @@
  */
 import { badRequest } from '../errors.ts';
 import { parseInstant } from '../instant.ts';
+import { formatDuration } from '../services/format-duration.ts';
 import type { AlertGroupNotification, AlertState } from '../domain/alerts.ts';
 import {
   GO_ZERO_TIME,
@@ -15,12 +16,22 @@ import {
 } from '@terdut/contract';
 
 /**
- * Checks the version and the times, and turns wire values into stored ones;
- * a fingerprint listed twice keeps its later entry.
- *
- * @example await intake.receive(parseNotification(request.body));
+ * How far ahead of this server's clock an alert may say it started. A start
+ * in the future makes every later notification of the alert look like an
+ * older occurrence, ignored (its real firing, its resolve), until that time
+ * passes; beyond this it is a broken clock, and refusing it says so (the
+ * group's next notification is applied as usual).
  */
-export function parseNotification(payload: WebhookPayload): AlertGroupNotification {
+export const MAX_START_AHEAD_MS = 60 * 60_000;
+
+/**
+ * Checks the version and the times, and turns wire values into stored ones;
+ * a fingerprint listed twice keeps its later entry. `now` is the server's
+ * clock, which no alert may start more than `MAX_START_AHEAD_MS` after.
+ *
+ * @example await intake.receive(parseNotification(request.body, clock.now()));
+ */
+export function parseNotification(payload: WebhookPayload, now: Date): AlertGroupNotification {
   if (payload.version !== SUPPORTED_WEBHOOK_VERSION) {
     throw badRequest(
       `field "version" is "${payload.version.slice(0, 20)}"; only Alertmanager webhook version "4" is supported`,
@@ -41,6 +52,14 @@ export function parseNotification(payload: WebhookPayload): AlertGroupNotificati
     }
     const startsAt = parseTime(alert.startsAt, `alerts.${index}.startsAt`);
     if (startsAt === null) throw badRequest(`field "alerts.${index}.startsAt" must be a real start time`);
+    const ahead = startsAt.getTime() - now.getTime();
+    if (ahead > MAX_START_AHEAD_MS) {
+      throw badRequest(
+        `field "alerts.${index}.startsAt" (${alert.startsAt}) is ${formatDuration(ahead)} ahead of this server's ` +
+          `clock (${now.toISOString()}); at most ${formatDuration(MAX_START_AHEAD_MS)} is accepted: ` +
+          'check the clock of the Prometheus that sent it',
+      );
+    }
     const endsAt = alert.endsAt === undefined ? null : parseTime(alert.endsAt, `alerts.${index}.endsAt`);
     // Later entries win, as in Alertmanager's own merge of duplicates.
     alerts.set(alert.fingerprint, {

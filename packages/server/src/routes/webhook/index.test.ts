@@ -112,6 +112,46 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
     assert.equal(response.status, 400);
   });
 
+  test('an alert starting over an hour ahead of the server clock is 400; its real firing and resolve are applied', async () => {
+    const groupKey = '{}:{alertname="Skewed"}';
+    const at = (minutesAhead: number) => new Date(clock.now().getTime() + minutesAhead * 60_000);
+    const skewed = await post(
+      notification({ groupKey, alerts: [firingAlert({ name: 'Skewed', startsAt: at(24 * 60) })] }),
+    );
+    assert.equal(skewed.status, 400);
+    assert.match(
+      skewed.body.error,
+      /"alerts\.0\.startsAt" .* is 24h ahead of this server's clock .*; at most 1h is accepted: check the clock/,
+    );
+
+    const real = await post(
+      notification({ groupKey, alerts: [firingAlert({ name: 'Skewed', startsAt: at(-1) })] }),
+    );
+    assert.equal(real.status, 200);
+    const resolved = await post(
+      notification({
+        groupKey,
+        alerts: [resolvedAlert({ name: 'Skewed', startsAt: at(-1), endsAt: clock.now() })],
+      }),
+    );
+    assert.equal(resolved.status, 200);
+    const incident = await server.request({
+      method: 'GET',
+      url: `/api/incidents/${real.body.incident_id}`,
+      as: alertmanager,
+    });
+    assert.equal(incident.body.status, 'resolved');
+
+    // A clock a few minutes fast is within the tolerance.
+    const fast = await post(
+      notification({
+        groupKey: '{}:{alertname="Fast"}',
+        alerts: [firingAlert({ name: 'Fast', startsAt: at(30) })],
+      }),
+    );
+    assert.equal(fast.status, 200);
+  });
+
   test('unknown keys (notification_reason, routeLabels, future alert fields) are ignored', async () => {
     const payload = notification({
       groupKey: 'unknown-keys',

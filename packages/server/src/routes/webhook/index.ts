@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WebhookAcceptedSchema, WebhookPayload, errors } from '@terdut/contract';
 import type { IntakeService } from '../../services/intake.ts';
 import type { Metrics } from '../../metrics.ts';
+import type { Clock } from '../../clock.ts';
 import { parseNotification } from '../../alertmanager/parse.ts';
 import { ApiError } from '../../errors.ts';
 import { access } from '../../http/route-auth.ts';
@@ -23,7 +24,7 @@ const WEBHOOK_BODY_BUDGET_BYTES = 64 * 1024 * 1024;
  * commit; 400 for payloads we cannot use; 5xx (which Alertmanager retries)
  * only for server faults.
  */
-export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
+export function webhookRoutes(intake: IntakeService, metrics: Metrics, clock: Clock) {
   return async (plain: FastifyInstance): Promise<void> => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     // Route-level, so it runs after authentication (an application hook).
@@ -45,7 +46,7 @@ export function webhookRoutes(intake: IntakeService, metrics: Metrics) {
         },
       },
       async (request) => {
-        const result = await intake.receive(parseNotification(request.body));
+        const result = await intake.receive(parseNotification(request.body, clock.now()));
         return {
           status: 'accepted' as const,
           ...(result.incident_id !== undefined ? { incident_id: result.incident_id } : {}),
