@@ -17,13 +17,14 @@ import type { AuthenticationService } from './services/authentication.ts';
 import { API_KEY_CACHE_MS } from './services/api-key-cache.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBodies } from './http/json-bodies.ts';
+import { installIdentityBodiesOnly } from './http/content-encoding.ts';
 import { installValidation } from './http/validation.ts';
 import { installIdParamCheck } from './http/ids.ts';
 import { installTextSafety } from './http/text-safety.ts';
 import { loggedRequest } from './http/logged-request.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { installCsrfProtection } from './http/csrf.ts';
-import { installSecurityHeaders } from './http/security-headers.ts';
+import { installSecurityHeaders, setSecurityHeaders } from './http/security-headers.ts';
 import { access } from './http/route-auth.ts';
 import { signInRoutes } from './routes/auth/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
@@ -159,6 +160,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // body it was refused (401) or that waits its turn cannot hold a
     // connection for ever. Large webhook bodies have 30 s once let in (http/body-budget.ts).
     requestTimeout: 300_000,
+    // A path Fastify cannot decode (`%FF`, an unpaired surrogate) is answered
+    // before any hook runs: in our error shape, with our headers, without
+    // echoing the path.
+    frameworkErrors: (error, _request, frameworkReply) => {
+      const reply = frameworkReply as unknown as FastifyReply;
+      setSecurityHeaders(reply);
+      const badUrl = error.code === 'FST_ERR_BAD_URL';
+      void reply.code(400).send({
+        error: badUrl
+          ? 'the request path is not valid percent-encoded UTF-8'
+          : 'the request could not be routed; check its path and headers',
+      });
+    },
     // request.ip (rate limits, audit) is the real client only when the proxy in front is trusted.
     trustProxy: options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false,
   });
@@ -176,6 +190,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   installErrorHandling(app);
   installJsonBodies(app);
+  installIdentityBodiesOnly(app);
   installValidation(app);
   installIdParamCheck(app);
   installTextSafety(app);

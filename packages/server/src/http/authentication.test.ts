@@ -182,6 +182,8 @@ describe('authentication of every registered route, under every spelling of its 
       ['/healthz', undefined],
       ['/api/users', undefined],
       ['/api/nowhere', admin.key],
+      // Not percent-encoded UTF-8: Fastify answers before any hook.
+      ['/api/incidents/%FF', undefined],
     ] as const) {
       const { head } = await rawRequest(
         port,
@@ -193,6 +195,8 @@ describe('authentication of every registered route, under every spelling of its 
       assert.match(head, /\r\nx-frame-options: DENY/i, target);
       assert.match(head, /\r\ncontent-security-policy: frame-ancestors 'none'/i, target);
     }
+    const undecodable = await rawRequest(port, 'GET /api/incidents/%FF HTTP/1.1');
+    assert.equal(undecodable.status, 400);
   });
 
   test('the OpenAPI document declares 401 on every protected operation and 403 on every admin one', async () => {

@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { createTestPglite, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
 
 let server: TestApp;
@@ -64,4 +65,34 @@ test('other JSON is parsed as before: invalid JSON and a __proto__ key are 400',
     });
     assert.equal(response.status, 400, payload);
   }
+});
+
+test('a compressed body is 415 saying so, after authentication; plain JSON labelled compressed is not read', async () => {
+  const body = JSON.stringify({ username: 'zipped', email: 'z@example.com' });
+  const gzipped = await server.request({
+    method: 'POST',
+    url: '/api/users',
+    headers: { ...json, 'content-encoding': 'gzip' },
+    payload: gzipSync(body),
+    as: admin,
+  });
+  assert.equal(gzipped.status, 415);
+  assert.match(gzipped.body.error, /Content-Encoding "gzip" is not supported; send the body uncompressed/);
+  const mislabelled = await server.request({
+    method: 'POST',
+    url: '/api/users',
+    headers: { ...json, 'content-encoding': 'br' },
+    payload: body,
+    as: admin,
+  });
+  assert.equal(mislabelled.status, 415);
+  const anonymous = await server.request({
+    method: 'POST',
+    url: '/api/users',
+    headers: { ...json, 'content-encoding': 'gzip' },
+    payload: gzipSync(body),
+  });
+  assert.equal(anonymous.status, 401);
+  const users = (await server.request({ method: 'GET', url: '/api/users', as: admin })).body;
+  assert.ok(!users.some((user: { username: string }) => user.username === 'zipped'), 'nothing was created');
 });

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /**
  * Headers every answer carries, errors and 404s included: no MIME sniffing
@@ -8,12 +8,17 @@ import type { FastifyInstance } from 'fastify';
  */
 export function installSecurityHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (_request, reply, payload) => {
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-frame-options', 'DENY');
-    if (!reply.hasHeader('content-security-policy')) {
-      reply.header('content-security-policy', "frame-ancestors 'none'");
-    }
+    setSecurityHeaders(reply);
     return payload;
   });
+}
+
+/** Sets the headers on one answer (also those Fastify gives before any hook runs, such as a path it cannot decode). */
+export function setSecurityHeaders(reply: FastifyReply): void {
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('referrer-policy', 'no-referrer');
+  reply.header('x-frame-options', 'DENY');
+  if (!reply.hasHeader('content-security-policy')) {
+    reply.header('content-security-policy', "frame-ancestors 'none'");
+  }
 }
