@@ -72,7 +72,8 @@ export const WebhookPayload = Type.Object(
       maxLength: WEBHOOK_LIMITS.groupKeyBytes,
       description: `at most ${WEBHOOK_LIMITS.groupKeyBytes} bytes of UTF-8`,
     }),
-    truncatedAlerts: Type.Optional(Type.Integer({ minimum: 0 })),
+    // Go sends a uint64; a finite count is all terdut can hold (1e400 parses as Infinity).
+    truncatedAlerts: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
     status: Type.Union([Type.Literal('firing'), Type.Literal('resolved')]),
     receiver: Type.String({ maxLength: WEBHOOK_LIMITS.labelValueLength }),
     groupLabels: Type.Optional(Labels),

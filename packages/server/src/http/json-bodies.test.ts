@@ -51,11 +51,17 @@ test('a route that needs a body still refuses an empty one with 400, and creates
   assert.equal(after, before);
 });
 
-test('other JSON is parsed as before: invalid JSON and a __proto__ key are 400', async () => {
-  for (const payload of [
-    '{"username": ',
-    '{"username":"p","email":"p@example.com","__proto__":{"role":"admin"}}',
-  ]) {
+test('other JSON is parsed as before: invalid JSON and a __proto__ key are 400, the key named', async () => {
+  const invalid = await server.request({
+    method: 'POST',
+    url: '/api/users',
+    headers: json,
+    payload: '{"username": ',
+    as: admin,
+  });
+  assert.equal(invalid.status, 400);
+  for (const key of ['__proto__', '\\u005f_proto__']) {
+    const payload = `{"username":"p","email":"p@example.com","${key}":{"role":"admin"}}`;
     const response = await server.request({
       method: 'POST',
       url: '/api/users',
@@ -64,6 +70,7 @@ test('other JSON is parsed as before: invalid JSON and a __proto__ key are 400',
       as: admin,
     });
     assert.equal(response.status, 400, payload);
+    assert.match(response.body.error, /a key named "__proto__", which is not accepted; rename it/);
   }
 });
 

@@ -15,6 +15,9 @@ const BYTES_PER_MEMBER = 6;
 /** Every body may have this many objects and arrays, and this many members, whatever its size. */
 const ALWAYS_ALLOWED = 1000;
 const MEMBERS_ALWAYS_ALLOWED = 10_000;
+/** A key spelled `__proto__`, escapes included (what Fastify's parser refuses). */
+const PROTO_KEY =
+  /"(?:_|\\u005[fF])(?:_|\\u005[fF])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[fF])(?:t|\\u0074)(?:o|\\u006[fF])(?:_|\\u005[fF])(?:_|\\u005[fF])"\s*:/;
 
 /**
  * The JSON request bodies of every route, parsed by Fastify's own parser
@@ -49,8 +52,18 @@ export function installJsonBodies(app: FastifyInstance): void {
         return;
       }
     }
-    // Fastify's own parser answers through `done`, at once.
-    void parseJson(request, body, done);
+    // Fastify's own parser answers through `done`, at once. It refuses a
+    // `__proto__` key as "not valid JSON"; say what is wrong instead.
+    void parseJson(request, body, (error, value) => {
+      if (error !== null && PROTO_KEY.test(body)) {
+        done(
+          badRequest('the JSON body has a key named "__proto__", which is not accepted; rename it'),
+          undefined,
+        );
+      } else {
+        done(error, value);
+      }
+    });
   });
 }
 
