@@ -33,3 +33,23 @@ export async function recordFailures(
 export async function clearFailures(db: Queryable, bucket: string): Promise<void> {
   await db.query(`DELETE FROM sign_in_failures WHERE bucket = $1`, [bucket]);
 }
+
+/**
+ * Locks these buckets until the transaction ends, in one order (so two
+ * transactions never wait for each other's), on every replica.
+ */
+export async function lockBuckets(tx: Queryable, buckets: readonly string[]): Promise<void> {
+  for (const bucket of [...buckets].sort()) {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`sign_in_failures:${bucket}`]);
+  }
+}
+
+/** Takes back one failure of each bucket recorded at `at` (an attempt that turned out right). */
+export async function forgetFailures(tx: Queryable, buckets: readonly string[], at: Date): Promise<void> {
+  await tx.query(
+    `DELETE FROM sign_in_failures f
+      WHERE f.ctid IN (SELECT DISTINCT ON (bucket) ctid FROM sign_in_failures
+                        WHERE bucket = ANY($1::text[]) AND failed_at = $2)`,
+    [buckets, at],
+  );
+}

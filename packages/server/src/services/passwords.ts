@@ -2,7 +2,7 @@ import type { Database } from '../db/database.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { AuditService } from './audit.ts';
 import type { SessionService } from './sessions.ts';
-import type { SignInThrottle } from './sign-in-throttle.ts';
+import type { SignInAttempt, SignInThrottle } from './sign-in-throttle.ts';
 import { requireSelfOrAdmin } from '../auth/principal.ts';
 import { badRequest, forbidden, notFound } from '../errors.ts';
 import { hashPassword, verifyPassword } from '../auth/password-hash.ts';
@@ -44,21 +44,21 @@ export class PasswordService {
     if (!target) throw notFound(`user ${userId}`);
 
     const ownExisting = principal.userId === userId && target.password_hash !== null;
+    let attempt: SignInAttempt | undefined;
     if (ownExisting) {
       if (input.currentPassword === undefined) {
         throw badRequest('field "current_password" is required to change your own password');
       }
-      await this.#throttle.check(target.username, input.clientAddress);
+      // Counted as a failure from here until the password proves right.
+      attempt = await this.#throttle.admit(target.username, input.clientAddress);
       if (!(await verifyPassword(input.currentPassword, target.password_hash!))) {
-        await this.#db.transaction((tx) =>
-          this.#throttle.recordFailure(tx, target.username, input.clientAddress),
-        );
         throw forbidden('current_password is wrong');
       }
     }
 
     const hash = await hashPassword(input.password);
     await this.#db.transaction(async (tx) => {
+      if (attempt !== undefined) await this.#throttle.succeeded(tx, attempt);
       await setPasswordHash(tx, userId, hash);
       const keep = principal.userId === userId ? principal.sessionId : undefined;
       const revoked = await this.#sessions.revokeAllOf(tx, userId, keep);

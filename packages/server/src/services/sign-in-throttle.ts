@@ -1,7 +1,13 @@
 import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { tooManyRequests } from '../errors.ts';
-import { clearFailures, recentFailures, recordFailures } from '../repositories/sign-in-failures.ts';
+import {
+  clearFailures,
+  forgetFailures,
+  lockBuckets,
+  recentFailures,
+  recordFailures,
+} from '../repositories/sign-in-failures.ts';
 
 /** How many failed sign-ins are tolerated in a sliding window, per username and per client address. */
 export interface SignInLimits {
@@ -18,9 +24,22 @@ export interface SignInLimits {
  */
 export const DEFAULT_SIGN_IN_LIMITS: SignInLimits = { windowMs: 15 * 60_000, perUsername: 5, perAddress: 30 };
 
+/** One sign-in attempt let through: counted as a failure until `succeeded` takes it back. */
+export interface SignInAttempt {
+  readonly buckets: readonly string[];
+  readonly at: Date;
+}
+
 /**
  * Rate limit for failed sign-ins, counted in the database so every replica
  * sees the same counts. Only failures count; a success clears its username.
+ *
+ * An attempt is counted as a failure when it is let in, before its password
+ * is checked, and taken back if the password was right: checking the count
+ * first and recording the failure after the (slow, about 0.1 s) password
+ * hash let every guess sent at once through the check, 59 of them and then
+ * the right password past a limit of 5. Letting in takes the buckets' locks,
+ * so concurrent attempts, on any replica, queue for their places.
  */
 export class SignInThrottle {
   readonly #db: Database;
@@ -33,37 +52,44 @@ export class SignInThrottle {
     this.#limits = deps.limits ?? DEFAULT_SIGN_IN_LIMITS;
   }
 
-  /** Throws 429 (with Retry-After) when the username or the address has too many recent failures. */
-  async check(username: string, clientAddress: string): Promise<void> {
-    const now = this.#clock.now().getTime();
-    const since = new Date(now - this.#limits.windowMs);
+  /**
+   * Lets one attempt for `username` from `clientAddress` in, counted as a
+   * failure; throws 429 (with Retry-After) when the username or the address
+   * already has too many recent failures.
+   */
+  async admit(username: string, clientAddress: string): Promise<SignInAttempt> {
+    const now = this.#clock.now();
+    const since = new Date(now.getTime() - this.#limits.windowMs);
     const buckets: [string, number][] = [
       [usernameBucket(username), this.#limits.perUsername],
       [addressBucket(clientAddress), this.#limits.perAddress],
     ];
-    for (const [bucket, limit] of buckets) {
-      const failures = await recentFailures(this.#db, bucket, since, limit);
-      if (failures.length < limit) continue;
-      // Allowed again when the oldest of the last `limit` failures leaves the window.
-      const oldest = failures[failures.length - 1]!.getTime();
-      const retryAfter = Math.max(1, Math.ceil((oldest + this.#limits.windowMs - now) / 1000));
-      throw tooManyRequests(
-        `too many failed sign-ins ${bucket.startsWith('username:') ? 'for this username' : 'from your address'}; ` +
-          `try again in ${retryAfter} seconds`,
-        retryAfter,
+    return this.#db.transaction(async (tx) => {
+      await lockBuckets(
+        tx,
+        buckets.map(([bucket]) => bucket),
       );
-    }
+      for (const [bucket, limit] of buckets) {
+        const failures = await recentFailures(tx, bucket, since, limit);
+        if (failures.length < limit) continue;
+        // Allowed again when the oldest of the last `limit` failures leaves the window.
+        const oldest = failures[failures.length - 1]!.getTime();
+        const retryAfter = Math.max(1, Math.ceil((oldest + this.#limits.windowMs - now.getTime()) / 1000));
+        throw tooManyRequests(
+          `too many failed sign-ins ${bucket.startsWith('username:') ? 'for this username' : 'from your address'}; ` +
+            `try again in ${retryAfter} seconds`,
+          retryAfter,
+        );
+      }
+      const names = buckets.map(([bucket]) => bucket);
+      await recordFailures(tx, names, now, since);
+      return { buckets: names, at: now };
+    });
   }
 
-  /** Counts one failure against the username and the address (inside the caller's transaction). */
-  async recordFailure(tx: Queryable, username: string, clientAddress: string): Promise<void> {
-    const now = this.#clock.now();
-    await recordFailures(
-      tx,
-      [usernameBucket(username), addressBucket(clientAddress)],
-      now,
-      new Date(now.getTime() - this.#limits.windowMs),
-    );
+  /** The attempt's password was right: it no longer counts (inside the caller's transaction). */
+  async succeeded(tx: Queryable, attempt: SignInAttempt): Promise<void> {
+    await forgetFailures(tx, attempt.buckets, attempt.at);
   }
 
   /** Forgets the username's failures after it signed in successfully. */

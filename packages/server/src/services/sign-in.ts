@@ -50,7 +50,8 @@ export class SignInService {
     clientAddress: string;
   }): Promise<{ user: UserRow; session: StartedSession }> {
     await requireBootstrapped(this.#bootstrap);
-    await this.#throttle.check(input.username, input.clientAddress);
+    // Counted as a failure from here until the password proves right.
+    const attempt = await this.#throttle.admit(input.username, input.clientAddress);
 
     const holder = await findPasswordHolderByUsername(this.#db, input.username);
     const storedHash = holder?.password_hash ?? (await dummyPasswordHash());
@@ -58,7 +59,6 @@ export class SignInService {
 
     if (!holder || holder.password_hash === null || !matches) {
       await this.#db.transaction(async (tx) => {
-        await this.#throttle.recordFailure(tx, input.username, input.clientAddress);
         await this.#audit.record(tx, {
           actor: { name: 'anonymous' },
           action: 'sign_in.failed',
@@ -71,6 +71,7 @@ export class SignInService {
     }
 
     return this.#db.transaction(async (tx) => {
+      await this.#throttle.succeeded(tx, attempt);
       await this.#throttle.recordSuccess(tx, holder.username);
       const session = await this.#sessions.start(tx, holder.id, 'password');
       await this.#audit.record(tx, {

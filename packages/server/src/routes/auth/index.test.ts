@@ -400,6 +400,23 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     await signIn(person.username, person.password, '10.1.0.99');
   });
 
+  test('guesses sent all at once get no more tries than one at a time, and the right password after them is refused', async () => {
+    const person = await personWithPassword();
+    const attempt = (password: string, index: number) =>
+      server.request({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { username: person.username, password },
+        remoteAddress: `10.2.0.${index}`,
+      });
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => attempt(`guess at once ${i}`, i)));
+    const statuses = answers.map((answer) => answer.status).sort();
+    // Each attempt counts as a failure from the moment it is let in: 5 are, the others are refused.
+    assert.deepEqual(statuses, [...Array(5).fill(401), ...Array(15).fill(429)], statuses.join(' '));
+    const limited = await attempt(person.password, 99);
+    assert.equal(limited.status, 429);
+  });
+
   test('after 30 failures from one address, that address is refused for every username', async () => {
     const person = await personWithPassword();
     for (let i = 0; i < 30; i++) {
