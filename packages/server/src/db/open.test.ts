@@ -1,10 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openConfiguredDatabase } from './open.ts';
+import { LOCK_FILE } from './data-dir-lock.ts';
 
 /** PostgreSQL settings of an embedded database opened as the server would open it with `env`. */
 async function settingsOfEmbedded(
@@ -51,5 +54,31 @@ test('a TERDUT_EMBEDDED_SHARED_BUFFERS that is not a size stops start-up with a 
         error instanceof ConfigError &&
         error.message.includes(`TERDUT_EMBEDDED_SHARED_BUFFERS="${value}" is not a size`),
     );
+  }
+});
+
+test('a second process cannot open the embedded data directory of a running server; one left by a crash is taken over', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'terdut-embedded-'));
+  // A stand-in for a running terdut-server: a live process whose command line names it.
+  const server = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'terdut-server-standin'], {
+    stdio: 'ignore',
+  });
+  try {
+    writeFileSync(join(dir, LOCK_FILE), `${server.pid}\n`);
+    await assert.rejects(
+      openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir })),
+      new RegExp(`in use by terdut-server \\(process ${server.pid}\\); stop that server first`),
+    );
+    assert.ok(!existsSync(join(dir, 'PG_VERSION')), 'nothing was written into the directory');
+
+    server.kill();
+    await once(server, 'exit');
+    const { db } = await openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir }));
+    assert.equal(readFileSync(join(dir, LOCK_FILE), 'utf8').trim(), String(process.pid));
+    await db.close();
+    assert.ok(!existsSync(join(dir, LOCK_FILE)), 'closing gives the directory back');
+  } finally {
+    server.kill();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

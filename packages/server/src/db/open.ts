@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { openPglite, openPostgres, describeUrl, type Database } from './database.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 
 /** Opens the configured database: PostgreSQL at DATABASE_URL, else the embedded one in TERDUT_DATA_DIR. */
 export async function openConfiguredDatabase(config: Config): Promise<{ db: Database; description: string }> {
@@ -15,13 +16,22 @@ export async function openConfiguredDatabase(config: Config): Promise<{ db: Data
     };
   }
   const dir = resolve(config.dataDir);
+  await mkdir(dir, { recursive: true });
+  // Before PGlite opens it: a second process must not write beside a running server.
+  const release = await lockDataDir(dir);
   try {
-    await mkdir(dir, { recursive: true });
-    return {
-      db: await openPglite(dir, { sharedBuffers: config.embeddedSharedBuffers }),
-      description: `embedded PostgreSQL (PGlite) in ${dir}`,
+    const db = await openPglite(dir, { sharedBuffers: config.embeddedSharedBuffers });
+    const close = db.close.bind(db);
+    db.close = async () => {
+      try {
+        await close();
+      } finally {
+        await release();
+      }
     };
+    return { db, description: `embedded PostgreSQL (PGlite) in ${dir}` };
   } catch (error) {
+    await release();
     throw new Error(
       `cannot open the embedded database in ${dir} (${(error as Error).message}); check TERDUT_DATA_DIR, ` +
         'and that no other terdut-server uses the same directory',
