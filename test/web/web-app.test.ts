@@ -216,6 +216,27 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await page.waitForURL(`**/incidents/${second}`);
     });
 
+    test('the keys act on the incident picked, even after a live update moved it down the list', async () => {
+      const page = await newPage({ as: 'admin' });
+      await page.getByRole('combobox', { name: 'Sort' }).selectOption('newest');
+      const picked = await fireAlert('PickedByKeys');
+      const pickedRow = page.locator(`[data-incident="${picked}"]`);
+      await pickedRow.waitFor();
+      await pickedRow.locator('.row-meta').click();
+      const arrived = await fireAlert('ArrivedAbove');
+      // The newest comes first: the picked incident is now one row further down.
+      await page.locator(`[data-incident="${arrived}"]`).waitFor();
+      await pickedRow.and(page.locator('.selected')).waitFor();
+      await page.keyboard.press('a');
+      await pickedRow.getByText('acknowledged', { exact: true }).waitFor();
+      assert.equal((await incident(picked)).status, 'acknowledged');
+      assert.equal(
+        (await incident(arrived)).status,
+        'triggered',
+        'the incident that arrived was not touched',
+      );
+    });
+
     test('every action on the incident page, each seen through the API', async () => {
       const id = await fireAlert('IncidentActions');
       const page = await newPage({ as: 'admin' });

@@ -45,7 +45,10 @@ export function QueuePage() {
   const filter = FILTERS.find((candidate) => candidate.key === filterKey) ?? FILTERS[0]!;
   const [sort, setSort] = useState<Sort>('severity');
   const [text, setText] = useState('');
-  const [selected, setSelected] = useState(0);
+  // The incident picked, not its row: live updates re-sort the list, and a
+  // row number would move the selection (and `a`) onto another incident.
+  // Nothing picked yet: the first row.
+  const [selectedId, setSelectedId] = useState<number | undefined>(undefined);
   const search = useRef<HTMLInputElement>(null);
   const action = useAction();
 
@@ -81,7 +84,15 @@ export function QueuePage() {
     );
     return sortIncidents(matching, sort);
   }, [queue.data, sort, text]);
-  const current = shown[Math.min(selected, shown.length - 1)];
+  // -1: the incident picked has left the list; keys act on nothing until j/k picks again.
+  const selected =
+    selectedId === undefined
+      ? shown.length > 0
+        ? 0
+        : -1
+      : shown.findIndex((incident) => incident.id === selectedId);
+  const current = selected >= 0 ? shown[selected] : undefined;
+  const pick = (index: number) => setSelectedId(shown[Math.min(Math.max(index, 0), shown.length - 1)]?.id);
 
   const act = async (work: () => Promise<unknown>) => {
     if (await action.run(work)) queue.reload();
@@ -98,9 +109,8 @@ export function QueuePage() {
       if (event.key === '/') {
         event.preventDefault();
         search.current?.focus();
-      } else if (event.key === 'j')
-        setSelected((index) => Math.min(index + 1, Math.max(shown.length - 1, 0)));
-      else if (event.key === 'k') setSelected((index) => Math.max(index - 1, 0));
+      } else if (event.key === 'j') pick(selected < 0 ? 0 : selected + 1);
+      else if (event.key === 'k') pick(selected < 0 ? 0 : selected - 1);
       else if (current === undefined) return;
       else if (event.key === 'Enter' && target.tagName !== 'BUTTON' && target.tagName !== 'A')
         navigate(`/incidents/${current.id}`);
@@ -150,7 +160,7 @@ export function QueuePage() {
             value={text}
             onInput={(event) => {
               setText(event.currentTarget.value);
-              setSelected(0);
+              setSelectedId(undefined);
             }}
           />
         </label>
@@ -170,7 +180,7 @@ export function QueuePage() {
             data-row={index}
             data-incident={incident.id}
             class={index === selected ? 'row selected' : 'row'}
-            onClick={() => setSelected(index)}
+            onClick={() => setSelectedId(incident.id)}
           >
             <div class="row-main">
               <SeverityBadge severity={incident.severity} />
