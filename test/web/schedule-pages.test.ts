@@ -227,6 +227,20 @@ describe('the schedule pages [pglite]', () => {
     assert.equal((await fetch(first)).status, 404);
   });
 
+  test('a link to a month that is not one shows this month, and the app goes on working', async () => {
+    const page = await newPage('admin');
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    for (const month of ['2026-13', '2026-00']) {
+      await page.goto(`${stack.url}/schedule?month=${month}`);
+      const thisMonth = new Date().toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' });
+      await page.getByRole('heading', { name: thisMonth }).waitFor();
+    }
+    await page.getByRole('link', { name: 'Incidents', exact: true }).click();
+    await page.getByRole('heading', { name: 'Incidents' }).waitFor();
+    assert.deepEqual(errors, []);
+  });
+
   test('a member sees the schedules but no admin controls', async () => {
     const page = await newPage('mia');
     await page.goto(`${stack.url}/schedules`);

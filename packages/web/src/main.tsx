@@ -1,5 +1,5 @@
 /** The terdut web app: who is signed in decides between setup, sign-in and the app itself. */
-import { render } from 'preact';
+import { Component, render, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './styles.css';
 import { api, errorText, isUnauthenticated, SESSION_ENDED_EVENT, type Me, type ServerInfo } from './api.ts';
@@ -134,10 +134,37 @@ function Shell(props: { session: Session }) {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        <Route path={path} admin={admin} />
+        {/* Keyed by the path: a page that failed does not keep the next one from showing. */}
+        <PageFailure key={path}>
+          <Route path={path} admin={admin} />
+        </PageFailure>
       </main>
     </>
   );
+}
+
+/**
+ * A page that throws while it renders says so, instead of leaving the app
+ * blank until a reload; the header and the other pages keep working.
+ */
+class PageFailure extends Component<{ children: ComponentChildren }, { error?: string }> {
+  override state: { error?: string } = {};
+
+  static override getDerivedStateFromError(error: unknown) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+
+  override render() {
+    if (this.state.error === undefined) return this.props.children;
+    return (
+      <section class="page">
+        <h1>This page failed</h1>
+        <p role="alert">
+          {this.state.error}. Reload the page, or <Link href="/">go to the incident queue</Link>.
+        </p>
+      </section>
+    );
+  }
 }
 
 function Route(props: { path: string; admin: boolean }) {

@@ -38,7 +38,9 @@ export function SchedulePage() {
   const admin = me.user.role === 'admin';
   const today = todayIn(info.time_zone);
   const { query } = useLocation();
-  const month = /^\d{4}-\d{2}$/.test(query.get('month') ?? '') ? query.get('month')! : monthOf(today);
+  const asked = query.get('month') ?? '';
+  // A link with a month that is not one (2026-13, 2026-00) shows this month instead of breaking the page.
+  const month = /^\d{4}-(0[1-9]|1[0-2])$/.test(asked) ? asked : monthOf(today);
   const first = `${month}-01`;
   const gridStart = addDays(first, -weekdayIndex(first));
   const days = Array.from({ length: 42 }, (_, index) => addDays(gridStart, index));
