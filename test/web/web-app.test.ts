@@ -490,6 +490,23 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await assertNoHorizontalScroll(page, 'the incident page');
     });
 
+    test('on a phone, a refused note is shown where the person is looking, and the text is kept', async () => {
+      const id = await fireAlert('PhoneRefusal');
+      const page = await newPage({ phone: true, as: 'admin' });
+      await page.goto(`${stack.url}/incidents/${id}`);
+      const tooLong = 'x'.repeat(20_001);
+      await page.getByRole('textbox', { name: 'Note' }).fill(tooLong);
+      await page.getByRole('button', { name: 'Add note', exact: true }).tap();
+      const refusal = page.getByRole('alert').filter({ hasText: 'content' });
+      await refusal.waitFor();
+      const inView = await refusal.evaluate((note) => {
+        const box = note.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= (globalThis as unknown as { innerHeight: number }).innerHeight;
+      });
+      assert.ok(inView, 'the refusal is within the screen');
+      assert.equal(await page.getByRole('textbox', { name: 'Note' }).inputValue(), tooLong);
+    });
+
     test('every page: no serious accessibility problem, no sideways scrolling on a phone, screenshots', async () => {
       const id = await fireAlert('Screenshots');
       await stack.api('POST', `/api/incidents/${id}/notes`, { content: 'Looking into it.' });

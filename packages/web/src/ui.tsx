@@ -82,10 +82,19 @@ export function useAction(): {
   };
 }
 
+/**
+ * The server's words for a refusal. Brought into view when it appears: on a
+ * phone the button pressed is often far below the note, and a refusal
+ * drawn off-screen looks like nothing happened.
+ */
 export function ErrorNote(props: { error: string | undefined }) {
+  const note = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (props.error !== undefined) note.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [props.error]);
   if (props.error === undefined) return null;
   return (
-    <p class="error" role="alert">
+    <p class="error" role="alert" ref={note}>
       {props.error}
     </p>
   );
