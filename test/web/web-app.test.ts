@@ -507,6 +507,42 @@ for (const kind of ['pglite', 'postgres'] as const) {
       assert.equal(await page.getByRole('textbox', { name: 'Note' }).inputValue(), tooLong);
     });
 
+    test('when the session ends, the sign-in form says why, and the note being written is there again after', async () => {
+      const id = await fireAlert('SessionEndsMidNote');
+      const page = await newPage({ phone: true, as: 'mia' });
+      await page.goto(`${stack.url}/incidents/${id}`);
+      const note = 'Restarted the primary; watching replication lag.';
+      await page.getByRole('textbox', { name: 'Note' }).fill(note);
+      // An admin resets mia's password (to the same one): every session of hers ends.
+      const users = (await stack.api('GET', '/api/users')).body as { id: number; username: string }[];
+      const mia = users.find((user) => user.username === 'mia')!;
+      const reset = await stack.api('PUT', `/api/users/${mia.id}/password`, { password: MEMBER_PASSWORD });
+      assert.equal(reset.status, 204);
+      // The page learns it at its next request: a refresh of its own, or this note being added.
+      await page
+        .getByRole('button', { name: 'Add note', exact: true })
+        .tap({ timeout: 3000 })
+        .catch(() => {});
+      await page.getByRole('status').filter({ hasText: 'Your session ended' }).waitFor();
+      await page.getByLabel('Username', { exact: true }).fill('mia');
+      await page.getByLabel('Password', { exact: true }).fill(MEMBER_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('textbox', { name: 'Note' }).waitFor();
+      assert.equal(page.url(), `${stack.url}/incidents/${id}`);
+      assert.equal(await page.getByRole('textbox', { name: 'Note' }).inputValue(), note);
+    });
+
+    test('the sign-in page shows no words from the link it was opened with', async () => {
+      const context = await browser.newContext({ viewport: DESKTOP });
+      contexts.push(context);
+      const page = await context.newPage();
+      await page.goto(
+        `${stack.url}/?error=${encodeURIComponent('Call the help desk and give them your password')}`,
+      );
+      await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+      assert.equal(await page.getByText('help desk').count(), 0);
+    });
+
     test('every page: no serious accessibility problem, no sideways scrolling on a phone, screenshots', async () => {
       const id = await fireAlert('Screenshots');
       await stack.api('POST', `/api/incidents/${id}/notes`, { content: 'Looking into it.' });

@@ -189,7 +189,11 @@ export const api = {
 /** The server's own words for a failed call, for showing in place. */
 export function errorText(error: unknown): string {
   if (error instanceof TerdutApiError) {
-    const wait = error.retryAfterSeconds !== undefined ? ` (try again in ${error.retryAfterSeconds} s)` : '';
+    // The wait, unless the server's words already give it.
+    const wait =
+      error.retryAfterSeconds !== undefined && !/try again in/i.test(error.serverMessage)
+        ? ` (try again in ${error.retryAfterSeconds} s)`
+        : '';
     return error.serverMessage + wait;
   }
   if (error instanceof Error) return error.message;

@@ -21,7 +21,7 @@ type Boot =
   | { state: 'loading' }
   | { state: 'failed'; error: string }
   | { state: 'setup'; info: ServerInfo }
-  | { state: 'signed-out'; info: ServerInfo }
+  | { state: 'signed-out'; info: ServerInfo; ended?: boolean }
   | { state: 'signed-in'; info: ServerInfo; me: Me };
 
 function App() {
@@ -48,7 +48,7 @@ function App() {
       setBoot((current) => {
         if (current.state !== 'signed-in') return current;
         stopLive();
-        return { state: 'signed-out', info: current.info };
+        return { state: 'signed-out', info: current.info, ended: true };
       });
     window.addEventListener(SESSION_ENDED_EVENT, ended);
     return () => window.removeEventListener(SESSION_ENDED_EVENT, ended);
@@ -69,6 +69,13 @@ function App() {
       <SignInPage
         info={boot.info}
         onSignedIn={(me) => setBoot({ state: 'signed-in', info: boot.info, me })}
+        {...(boot.ended
+          ? {
+              notice:
+                'Your session ended (signed out elsewhere, or unused for too long). Sign in again to go on ' +
+                'where you were; a note you were writing is kept.',
+            }
+          : {})}
       />
     );
 

@@ -116,7 +116,11 @@ export function IncidentPage(props: { id: number }) {
           />
         ))}
       </ol>
-      <NoteForm onAdd={(text) => act(() => client.incidents.addNote(current.id, text))} busy={action.busy} />
+      <NoteForm
+        incidentId={current.id}
+        onAdd={(text) => act(() => client.incidents.addNote(current.id, text))}
+        busy={action.busy}
+      />
     </Page>
   );
 }
@@ -298,8 +302,20 @@ function TimelineEntry(props: {
   );
 }
 
-function NoteForm(props: { busy: boolean; onAdd(text: string): Promise<boolean> }) {
-  const [text, setText] = useState('');
+/**
+ * Notes being written, by incident, for as long as the tab lives: when the
+ * session ends the page gives way to the sign-in form, and the note must be
+ * there again once the person is back.
+ */
+const noteDrafts = new Map<number, string>();
+
+function NoteForm(props: { incidentId: number; busy: boolean; onAdd(text: string): Promise<boolean> }) {
+  const [text, setDraft] = useState(() => noteDrafts.get(props.incidentId) ?? '');
+  const setText = (value: string) => {
+    setDraft(value);
+    if (value === '') noteDrafts.delete(props.incidentId);
+    else noteDrafts.set(props.incidentId, value);
+  };
   return (
     <form
       class="note-form"

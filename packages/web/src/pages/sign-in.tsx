@@ -2,14 +2,18 @@ import { useState } from 'preact/hooks';
 import { api, errorText, type Me, type ServerInfo } from '../api.ts';
 
 /** Password sign-in, and SSO when the server has OIDC; errors as the server words them. */
-export function SignInPage(props: { info: ServerInfo; onSignedIn(me: Me): void }) {
+export function SignInPage(props: {
+  info: ServerInfo;
+  onSignedIn(me: Me): void;
+  /** Why the person is asked again (their session ended), shown above the form. */
+  notice?: string;
+}) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
-  // The OIDC callback answers JSON errors at /auth/oidc/callback; a refusal
-  // the server redirects with lands here as ?error=.
-  const fromRedirect = new URLSearchParams(location.search).get('error') ?? undefined;
+  // Only the server's own answers are shown: text from the URL (?error=)
+  // would let any link put words of its choosing on this page.
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -27,6 +31,11 @@ export function SignInPage(props: { info: ServerInfo; onSignedIn(me: Me): void }
   return (
     <main class="sign-in">
       <h1>Sign in to terdut</h1>
+      {props.notice !== undefined && (
+        <p class="notice" role="status">
+          {props.notice}
+        </p>
+      )}
       <form onSubmit={(event) => void submit(event)}>
         <label>
           Username
@@ -49,9 +58,9 @@ export function SignInPage(props: { info: ServerInfo; onSignedIn(me: Me): void }
             onInput={(event) => setPassword(event.currentTarget.value)}
           />
         </label>
-        {(error ?? fromRedirect) !== undefined && (
+        {error !== undefined && (
           <p class="error" role="alert">
-            {error ?? fromRedirect}
+            {error}
           </p>
         )}
         <button type="submit" class="primary" disabled={busy}>
