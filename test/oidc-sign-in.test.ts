@@ -140,6 +140,26 @@ forEachDatabase('OIDC sign-in with a real provider', (database) => {
     }
   });
 
+  test('leaving the admin groups does not demote the last admin; the refusal is audited', async () => {
+    const first = await me(await signedIn(dave));
+    assert.equal(first.json.user.role, 'admin');
+    // dave becomes the only admin: the local one is deleted.
+    await database().query(`UPDATE users SET deleted_at = now() WHERE username = 'admin'`);
+    stack.idp.setPerson({ ...dave, groups: ['oncall'] });
+    try {
+      const second = await me(await signedIn(dave));
+      assert.equal(second.json.user.role, 'admin', 'still an admin: the last one');
+      const kept = await database().query<{ detail: { reason: string } }>(
+        `SELECT detail FROM audit_log WHERE action = 'user.role_kept' AND target = $1`,
+        [`user:${first.json.user.id}`],
+      );
+      assert.match(kept.rows[0]?.detail.reason ?? '', /the last admin is not demoted/);
+    } finally {
+      stack.idp.setPerson(dave);
+      await database().query(`UPDATE users SET deleted_at = NULL WHERE username = 'admin'`);
+    }
+  });
+
   test('a username already taken by someone else gets a suffix, never the other account', async () => {
     const who = await me(await signedIn(otherAdmin));
     assert.equal(who.json.user.username, 'admin-2');

@@ -14,7 +14,7 @@ import { ApiError, badRequest, forbidden } from '../errors.ts';
 import { requireBootstrapped } from './sign-in.ts';
 import { readSignedValue, signValue } from '../auth/signed-values.ts';
 import { readInstanceSecret } from '../repositories/instance-secrets.ts';
-import { findUserByUsername, insertUser, setRole } from '../repositories/users.ts';
+import { findUserByUsername, insertUser, lockLiveAdminIds, setRole } from '../repositories/users.ts';
 import {
   findLinkedUser,
   linkIdentity,
@@ -170,6 +170,23 @@ export class OidcSignInService {
         await setUserEmail(tx, linked.user_id, identity.email);
       }
       if (wantedRole !== undefined && wantedRole !== linked.role) {
+        // The rule the API keeps (409) holds here too: leaving the admin
+        // groups does not demote the last admin, which would leave the
+        // instance with nobody to run it.
+        if (wantedRole === 'member' && (await lockLiveAdminIds(tx)).length <= 1) {
+          await this.#audit.record(tx, {
+            actor: { name: 'oidc' },
+            action: 'user.role_kept',
+            target: `user:${linked.user_id}`,
+            detail: {
+              role: linked.role,
+              wanted: wantedRole,
+              reason: 'the last admin is not demoted; make another user admin first',
+            },
+            clientAddress,
+          });
+          return { id: linked.user_id, username: linked.username };
+        }
         await setRole(tx, linked.user_id, wantedRole);
         await this.#audit.record(tx, {
           actor: { name: 'oidc' },
