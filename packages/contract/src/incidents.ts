@@ -129,7 +129,9 @@ export const IncidentListQuery = Type.Object({
     Type.Boolean({ description: 'true: archived incidents instead of the default set' }),
   ),
   snoozed: Type.Optional(
-    Type.Boolean({ description: 'true: currently snoozed incidents instead of the default set' }),
+    Type.Boolean({
+      description: 'true: incidents a snooze holds now (not resolved) instead of the default set',
+    }),
   ),
   limit: Type.Optional(Limit(100)),
 });

@@ -190,8 +190,8 @@ const STATUS_LITERALS: Record<IncidentStatus, string> = {
 
 /**
  * Incidents newest first. Without `status`, the default set is the open
- * incidents (what people work on); archived and snoozed lists are of any
- * status unless one is given.
+ * incidents (what people work on); the snoozed list those held by a snooze
+ * (not resolved); the archived list is of any status unless one is given.
  */
 export async function listIncidents(db: Queryable, filter: IncidentFilter): Promise<IncidentRow[]> {
   const conditions: string[] = [];
@@ -207,6 +207,8 @@ export async function listIncidents(db: Queryable, filter: IncidentFilter): Prom
     conditions.push('i.archived_at IS NULL');
     if (filter.snoozed) {
       conditions.push(`i.snoozed_until > ${param(filter.now)}`);
+      // A resolved incident is not held by its snooze (and can no longer be unsnoozed).
+      if (filter.status === undefined) conditions.push(`i.status <> 'resolved'`);
     } else {
       if (filter.status === undefined) conditions.push(`i.status <> 'resolved'`);
       // A snooze on a resolved incident no longer hides it.

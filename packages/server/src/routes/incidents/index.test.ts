@@ -327,6 +327,17 @@ forEachDatabase('incidents API', (database) => {
     assert.deepEqual((await timelineTypes(id)).slice(-3), ['snoozed', 'snoozed', 'unsnoozed']);
   });
 
+  test('a snoozed incident that is resolved leaves the snoozed list (a snooze no longer holds it)', async () => {
+    const id = await newIncident();
+    await call('POST', `/api/incidents/${id}/snooze`, alice, { duration: '2h' });
+    const ids = async (query: string) =>
+      ((await call('GET', `/api/incidents${query}`, alice)).body as any[]).map((item) => item.id);
+    assert.equal((await ids('?snoozed=true')).includes(id), true);
+    assert.equal((await call('POST', `/api/incidents/${id}/resolve`, alice)).status, 200);
+    assert.equal((await ids('?snoozed=true')).includes(id), false);
+    assert.equal((await ids('?status=resolved')).includes(id), true);
+  });
+
   test("a snoozed event's detail is the RFC 3339 time the snooze ends", async () => {
     const id = await newIncident();
     const snoozed = await call('POST', `/api/incidents/${id}/snooze`, alice, { duration: '2h' });
