@@ -241,3 +241,26 @@ export async function deleteIncidentsResolvedBefore(
   );
   return result.rowCount;
 }
+
+/**
+ * Groups of open incidents that have alerts and none of them firing, except
+ * those in `exclude`: incidents the resolve of their last alert did not
+ * reach (the alert resolved, or expired, through another group that carries
+ * it too). What the staleness sweep resolves.
+ */
+export async function groupsOfOpenIncidentsWithoutFiringAlerts(
+  db: Queryable,
+  exclude: string[],
+  limit: number,
+): Promise<string[]> {
+  const result = await db.query<{ group_key: string }>(
+    `SELECT i.group_key FROM incidents i
+      WHERE i.status <> 'resolved' AND NOT (i.group_key = ANY($1::text[]))
+        AND EXISTS (SELECT 1 FROM incident_alerts ia WHERE ia.incident_id = i.id)
+        AND NOT EXISTS (SELECT 1 FROM incident_alerts ia JOIN alerts a ON a.id = ia.alert_id
+                         WHERE ia.incident_id = i.id AND a.status = 'firing')
+      LIMIT $2`,
+    [exclude, limit],
+  );
+  return result.rows.map((row) => row.group_key);
+}

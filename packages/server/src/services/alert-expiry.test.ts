@@ -135,6 +135,30 @@ forEachDatabase('staleness: alerts not refreshed count as resolved (expiry)', (d
     assert.deepEqual(await timeline(id), eventsBefore);
   });
 
+  test('an alert routed into two groups: its resolve, or its expiry, through one group resolves both incidents', async () => {
+    for (const ending of ['resolved', 'expired'] as const) {
+      const spec = { name: `TwoGroups${ending}`, labels: { instance: 'shared' } };
+      const first = (await post(notification({ groupKey: `two-a-${ending}`, alerts: [firingAlert(spec)] })))
+        .body;
+      const second = (await post(notification({ groupKey: `two-b-${ending}`, alerts: [firingAlert(spec)] })))
+        .body;
+      assert.notEqual(first.incident_id, second.incident_id);
+      if (ending === 'resolved') {
+        await post(notification({ groupKey: `two-b-${ending}`, alerts: [resolvedAlert(spec)] }));
+        assert.equal((await incident(second.incident_id)).status, 'resolved');
+      } else {
+        clock.advance(2 * HOUR);
+      }
+      await server.app.services.alertExpiry.sweep();
+      for (const id of [first.incident_id, second.incident_id]) {
+        const detail = await incident(id);
+        assert.equal(detail.status, 'resolved', `${ending}: incident ${id}`);
+        assert.equal(detail.resolution_source, 'alerts');
+        assert.equal((await timeline(id)).filter((event) => event.type === 'resolved').length, 1);
+      }
+    }
+  });
+
   test('two replicas sweeping at once expire each alert once', async () => {
     const ids: number[] = [];
     for (let group = 0; group < 5; group++) {

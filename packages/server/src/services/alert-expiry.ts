@@ -10,6 +10,7 @@ import {
 import { currentOccurrenceLinks } from '../repositories/incident-alerts.ts';
 import { insertEvents, type NewIncidentEvent } from '../repositories/incident-events.ts';
 import {
+  groupsOfOpenIncidentsWithoutFiringAlerts,
   lockOpenIncidentOfGroup,
   tryLockIncidentGroup,
   type IncidentRow,
@@ -93,7 +94,7 @@ export class AlertExpiryService {
       const now = this.#clock.now();
       const cutoff = new Date(now.getTime() - this.#staleAfterMs);
       const groups = await groupsWithStaleAlerts(this.#db, cutoff, [...visited], 100);
-      if (groups.length === 0) return result;
+      if (groups.length === 0) break;
       for (const groupKey of groups) {
         visited.add(groupKey);
         const outcome = await this.#db.transaction(async (tx) => {
@@ -109,6 +110,36 @@ export class AlertExpiryService {
         result.expiredAlerts += outcome.expired;
         if (outcome.resolved) {
           result.resolvedIncidents += 1;
+          this.#metrics.incidentsResolved.inc({ source: 'alerts' });
+        }
+      }
+    }
+    result.resolvedIncidents += await this.#resolveLeftOpen();
+    return result;
+  }
+
+  /**
+   * Resolves the open incidents none of whose alerts fires any more. An
+   * alert Alertmanager routes into two groups is one alert here, stored with
+   * the group that notified it last; when its resolve (or its expiry) came
+   * through that group, the other group's incident was left open for good,
+   * with nothing firing. Each under its group's lock, as the intake takes it.
+   */
+  async #resolveLeftOpen(): Promise<number> {
+    let resolved = 0;
+    const visited = new Set<string>();
+    for (;;) {
+      const groups = await groupsOfOpenIncidentsWithoutFiringAlerts(this.#db, [...visited], 100);
+      if (groups.length === 0) return resolved;
+      for (const groupKey of groups) {
+        visited.add(groupKey);
+        const done = await this.#db.transaction(async (tx) => {
+          if (!(await tryLockIncidentGroup(tx, groupKey))) return undefined;
+          const open = await lockOpenIncidentOfGroup(tx, groupKey);
+          return open === undefined ? undefined : resolveIfAllAlertsResolved(tx, open, this.#clock.now());
+        });
+        if (done !== undefined) {
+          resolved += 1;
           this.#metrics.incidentsResolved.inc({ source: 'alerts' });
         }
       }
