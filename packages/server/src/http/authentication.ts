@@ -131,6 +131,17 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
         const principal = await principalFrom(request, deps.authentication, auth.via);
         if (principal === null) {
           if (auth.optional) return;
+          // A browser's session on a route for programs: the contract's 403,
+          // saying what the route takes (the session itself is not consulted).
+          if (
+            !auth.via.includes('session') &&
+            request.headers.authorization === undefined &&
+            request.cookies[SESSION_COOKIE] !== undefined
+          ) {
+            throw forbidden(
+              'this route takes API keys only, not a session; send Authorization: Bearer <api key>',
+            );
+          }
           throw unauthorized(credentialAdvice(request));
         }
         if (!auth.via.includes(principal.via)) {

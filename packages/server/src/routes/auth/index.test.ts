@@ -140,6 +140,21 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     }
   });
 
+  test('a session on the webhook, a route for programs, is 403 saying it takes API keys only', async () => {
+    const person = await personWithPassword();
+    const browser = await signIn(person.username, person.password, '10.3.0.1');
+    const response = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      headers: asBrowser(browser),
+      payload: { version: '4', groupKey: 'from-a-browser', status: 'firing', receiver: 'r', alerts: [] },
+    });
+    assert.equal(response.status, 403);
+    assert.match(response.body.error, /takes API keys only, not a session/);
+    const anonymous = await server.request({ method: 'POST', url: '/api/webhook/alertmanager', payload: {} });
+    assert.equal(anonymous.status, 401);
+  });
+
   test('a sign-in form posted from another site is refused (no signing visitors in to a chosen account)', async () => {
     const person = await personWithPassword();
     const response = await server.request({
