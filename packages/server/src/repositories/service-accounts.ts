@@ -37,16 +37,20 @@ export async function findServiceAccountByName(
   name: string,
 ): Promise<ServiceAccountRow | undefined> {
   const result = await db.query<ServiceAccountRow>(
-    `SELECT ${COLUMNS} FROM service_accounts WHERE name = $1`,
+    `SELECT ${COLUMNS} FROM service_accounts WHERE lower(name) = lower($1)`,
     [name],
   );
   return result.rows[0];
 }
 
-/** All service accounts, or the one named `name`, newest first. */
+/**
+ * All service accounts, or the one named `name`, newest first. Names are
+ * matched as usernames are, whatever the case: `OPS` clashes with `ops`
+ * (409), and the lookup the 409 points to finds it.
+ */
 export async function listServiceAccounts(db: Queryable, name?: string): Promise<ServiceAccountRow[]> {
   const result = await db.query<ServiceAccountRow>(
-    `SELECT ${COLUMNS} FROM service_accounts WHERE ($1::text IS NULL OR name = $1)
+    `SELECT ${COLUMNS} FROM service_accounts WHERE ($1::text IS NULL OR lower(name) = lower($1))
       ORDER BY created_at DESC, id DESC`,
     [name ?? null],
   );

@@ -55,6 +55,18 @@ forEachDatabase('service accounts', (database, kind) => {
     assert.match(again.body.error, /"taken-name" exists/);
   });
 
+  test('a name that differs only in case is the same name: 409, and the lookup it points to finds the account', async () => {
+    const created = await createAccount('cased-ops');
+    const again = await createAccount('CASED-OPS');
+    assert.equal(again.status, 409);
+    const found = await server.request({
+      method: 'GET',
+      url: '/api/service-accounts?name=CASED-OPS',
+      as: admin,
+    });
+    assert.deepEqual(found.body, [created.body.service_account]);
+  });
+
   if (kind === 'postgres') {
     test('concurrent creates of one name: exactly one 201, the rest 409', async () => {
       const answers = await Promise.all(Array.from({ length: 5 }, () => createAccount('raced')));
