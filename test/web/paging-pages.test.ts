@@ -211,11 +211,16 @@ describe('the paging pages [pglite]', () => {
       .filter({ hasText: /no working contact method/ })
       .waitFor();
     await open(page, 'Me', 'Me: mia');
-    await page
-      .getByRole('alert')
-      .filter({ hasText: /no working contact method/ })
-      .waitFor();
+    const warning = page.getByRole('alert').filter({ hasText: /no working contact method/ });
+    await warning.waitFor();
     await assertAccessible(page, 'the Me page with the on-call warning');
+
+    // Adding a way to reach her takes the warning away at once, on the same page.
+    const form = page.getByRole('form', { name: 'Add a contact method' });
+    await form.getByLabel('Kind').selectOption('ntfy');
+    await form.getByLabel('ntfy topic').fill('mia-pager-7');
+    await form.getByRole('button', { name: 'Add contact method' }).click();
+    await warning.waitFor({ state: 'detached' });
   });
 
   test('a member sees policies, heartbeats and windows but no admin controls', async () => {

@@ -4,7 +4,7 @@
  * policies, heartbeats and windows (the server checks, the page only hides
  * what a member could not do anyway).
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import {
   api,
   type ContactKind,
@@ -20,8 +20,15 @@ import {
 import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 
 /** The server's warning when I am on call and nothing can reach me; nothing otherwise. */
+/** Said when the signed-in person's contact methods changed, so the warning about them is read again. */
+const CONTACT_METHODS_CHANGED = 'terdut:contact-methods-changed';
+
 export function PagingWarning() {
   const readiness = useData(() => api.pagingReadiness(), []);
+  useEffect(() => {
+    window.addEventListener(CONTACT_METHODS_CHANGED, readiness.reload);
+    return () => window.removeEventListener(CONTACT_METHODS_CHANGED, readiness.reload);
+  }, [readiness.reload]);
   const warning = readiness.data?.warning;
   if (warning === undefined) return null;
   return (
@@ -40,6 +47,10 @@ const KIND_LABEL: Record<ContactKind, string> = {
 /** My contact methods on the Me page: add, switch on or off, delete, send a test. */
 export function ContactMethodsPanel(props: { userId: number }) {
   const methods = useData(() => api.contactMethods(props.userId), [props.userId]);
+  const changed = () => {
+    methods.reload();
+    window.dispatchEvent(new Event(CONTACT_METHODS_CHANGED));
+  };
   const [kind, setKind] = useState<ContactKind>('ntfy');
   const [name, setName] = useState('');
   const [target, setTarget] = useState('');
@@ -68,12 +79,7 @@ export function ContactMethodsPanel(props: { userId: number }) {
       )}
       <ul class="cards" aria-label="My contact methods">
         {(methods.data ?? []).map((method) => (
-          <ContactMethodCard
-            key={method.id}
-            method={method}
-            userId={props.userId}
-            onChanged={methods.reload}
-          />
+          <ContactMethodCard key={method.id} method={method} userId={props.userId} onChanged={changed} />
         ))}
         {methods.data?.length === 0 && <li class="muted">No contact methods yet.</li>}
       </ul>
@@ -95,7 +101,7 @@ export function ContactMethodsPanel(props: { userId: number }) {
               setTarget('');
               setSecret('');
             })
-            .then(methods.reload);
+            .then(changed);
         }}
       >
         <label class="inline">
