@@ -351,6 +351,14 @@ for (const kind of ['pglite', 'postgres'] as const) {
       const clicked = Date.now();
       await watcher.getByText('acknowledged by admin').waitFor({ timeout: 2000 });
       assert.ok(Date.now() - clicked < 2000);
+
+      // Assigned elsewhere: the watcher's picker (mia's, showing herself) shows who has it now.
+      const users = (await stack.api('GET', '/api/users')).body as { id: number; username: string }[];
+      const admin = users.find((user) => user.username === 'admin')!;
+      await stack.api('POST', `/api/incidents/${id}/assign`, { user_id: admin.id });
+      await watcher.getByText('assigned to admin').waitFor();
+      const picker = watcher.getByRole('combobox', { name: `Person to assign #${id} to` });
+      assert.equal(await picker.inputValue(), String(admin.id));
     });
 
     test('schedule a week, then replace a day someone else holds after confirming', async () => {

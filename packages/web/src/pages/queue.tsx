@@ -240,7 +240,10 @@ export function AssignControl(props: {
   onAssign: (userId: number) => Promise<unknown>;
 }) {
   const { me } = useSession();
-  const [userId, setUserId] = useState(String(props.incident.assigned_to_id ?? me.user.id));
+  const assignee = String(props.incident.assigned_to_id ?? me.user.id);
+  const [userId, setUserId] = useState(assignee);
+  // Someone else (re)assigned it: the picker shows who has it now, not who it had when the page opened.
+  useEffect(() => setUserId(assignee), [assignee]);
   return (
     <span class="assign">
       <select
