@@ -16,22 +16,23 @@ export async function openConfiguredDatabase(config: Config): Promise<{ db: Data
     };
   }
   const dir = resolve(config.dataDir);
-  await mkdir(dir, { recursive: true });
-  // Before PGlite opens it: a second process must not write beside a running server.
-  const release = await lockDataDir(dir);
+  let release: (() => Promise<void>) | undefined;
   try {
+    await mkdir(dir, { recursive: true });
+    // Before PGlite opens it: a second process must not write beside a running server.
+    release = await lockDataDir(dir);
     const db = await openPglite(dir, { sharedBuffers: config.embeddedSharedBuffers });
     const close = db.close.bind(db);
     db.close = async () => {
       try {
         await close();
       } finally {
-        await release();
+        await release?.();
       }
     };
     return { db, description: `embedded PostgreSQL (PGlite) in ${dir}` };
   } catch (error) {
-    await release();
+    await release?.();
     throw new Error(
       `cannot open the embedded database in ${dir} (${(error as Error).message}); check TERDUT_DATA_DIR, ` +
         'and that no other terdut-server uses the same directory',
