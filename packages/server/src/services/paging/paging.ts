@@ -29,7 +29,7 @@ import {
   type EscalationPosition,
   type EscalationRow,
 } from '../../repositories/escalations.ts';
-import type { PolicyTarget } from '../../repositories/escalation-policies.ts';
+import type { PolicyDefinition, PolicyTarget } from '../../repositories/escalation-policies.ts';
 import {
   claimDueDeliveries,
   insertDeliveries,
@@ -502,34 +502,21 @@ export class PagingService {
     }
 
     // What comes next. A step that reached nobody moves on at once.
-    let nextStep = step + 1;
-    let nextRepeat = repeat;
-    let delayMs: number;
-    let finished = false;
-    if (nextStep < policy.steps.length) {
-      delayMs = policy.steps[nextStep]!.delay_ms;
-    } else if (repeat < policy.repeat) {
-      nextStep = 0;
-      nextRepeat = repeat + 1;
-      delayMs = policy.repeat_delay_ms;
-    } else {
-      finished = true;
-      delayMs = 0;
-    }
-    if (deliveries.length === 0 && folded.length === 0) delayMs = 0;
-    if (finished) {
+    const next = positionAfter(policy, step, repeat);
+    if (next === undefined) {
       events.push({
         incident_id: incident.id,
         type: 'escalation_finished',
         detail: `every step of "${policy.name}" has fired${policy.repeat > 0 ? ` ${policy.repeat + 1} times` : ''}; paging stops until someone unacknowledges or a snooze ends`,
       });
-      return { state: 'finished', round, step: nextStep, repeat, due_at: null };
+      return { state: 'finished', round, step: step + 1, repeat, due_at: null };
     }
+    const delayMs = deliveries.length === 0 && folded.length === 0 ? 0 : next.delayMs;
     return {
       state: 'active',
       round,
-      step: nextStep,
-      repeat: nextRepeat,
+      step: next.step,
+      repeat: next.repeat,
       due_at: new Date(now.getTime() + delayMs),
     };
   }
@@ -930,12 +917,27 @@ export class PagingService {
   }
 }
 
-/** Whether the escalation is at the position `fired`'s step led to (the next step, or the next repeat's first). */
+/**
+ * Where an escalation goes after firing `step` of pass `repeat`, and after
+ * how long: the next step, else the next pass's first step; undefined once
+ * every pass has fired.
+ */
+function positionAfter(
+  policy: PolicyDefinition,
+  step: number,
+  repeat: number,
+): { step: number; repeat: number; delayMs: number } | undefined {
+  if (step + 1 < policy.steps.length) {
+    return { step: step + 1, repeat, delayMs: policy.steps[step + 1]!.delay_ms };
+  }
+  if (repeat < policy.repeat) return { step: 0, repeat: repeat + 1, delayMs: policy.repeat_delay_ms };
+  return undefined;
+}
+
+/** Whether the escalation waits at the position `fired`'s step led to. */
 function waitsAfter(escalation: EscalationRow, fired: { step: number; repeat: number }): boolean {
-  const nextStep = fired.step + 1;
-  return nextStep < escalation.policy.steps.length
-    ? escalation.step === nextStep && escalation.repeat === fired.repeat
-    : escalation.step === 0 && escalation.repeat === fired.repeat + 1;
+  const next = positionAfter(escalation.policy, fired.step, fired.repeat);
+  return next !== undefined && escalation.step === next.step && escalation.repeat === next.repeat;
 }
 
 /** `ntfy topic "ops-alice", step 2` / `webhook, resolved notice`: the timeline's words for a message. */
