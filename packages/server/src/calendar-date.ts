@@ -14,7 +14,17 @@ export function isCalendarDate(text: string): boolean {
   const match = DATE_PATTERN.exec(text);
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  if (year < 1) return false;
+  return year >= 1 && isRealDate(year, month, day);
+}
+
+/**
+ * True when `month` (1-12) of `year` has a day `day` (the proleptic
+ * Gregorian calendar, year 0 included): what Date would otherwise roll over.
+ *
+ * @example isRealDate(2028, 2, 29) // true
+ * @example isRealDate(2026, 2, 29) // false
+ */
+export function isRealDate(year: number, month: number, day: number): boolean {
   const date = utcMidnight(year, month, day);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }

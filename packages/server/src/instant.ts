@@ -8,6 +8,8 @@
  * own zone, so the same request meant different instants on different hosts.
  */
 
+import { isRealDate } from './calendar-date.ts';
+
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
@@ -37,7 +39,7 @@ export function parseInstant(text: string, syntax: InstantSyntax = {}): Date | u
   if (match[6] === undefined && syntax.seconds !== 'optional') return undefined;
   const second = Number(match[6] ?? 0);
   const millisecond = match[7] === undefined ? 0 : Number(match[7].slice(0, 3).padEnd(3, '0'));
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (!isRealDate(year, month, day)) return undefined;
   if (hour > 23 || minute > 59 || second > 59) return undefined;
   let offsetMinutes = 0;
   if (match[8] === undefined) {
@@ -50,9 +52,4 @@ export function parseInstant(text: string, syntax: InstantSyntax = {}): Date | u
   utc.setUTCFullYear(year, month - 1, day);
   utc.setUTCHours(hour, minute, second, millisecond);
   return new Date(utc.getTime() - offsetMinutes * 60_000);
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
