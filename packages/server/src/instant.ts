@@ -9,6 +9,7 @@
  */
 
 import { isRealDate } from './calendar-date.ts';
+import { badRequest } from './errors.ts';
 
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
@@ -52,4 +53,20 @@ export function parseInstant(text: string, syntax: InstantSyntax = {}): Date | u
   utc.setUTCFullYear(year, month - 1, day);
   utc.setUTCHours(hour, minute, second, millisecond);
   return new Date(utc.getTime() - offsetMinutes * 60_000);
+}
+
+/**
+ * The instant in request field `field` (seconds optional), or 400 naming the
+ * field: what every field of the API that takes an instant answers.
+ *
+ * @example instantField('starts_at', '2026-12-03T22:00Z') // 2026-12-03T22:00:00.000Z
+ */
+export function instantField(field: string, text: string): Date {
+  const at = parseInstant(text, { seconds: 'optional' });
+  if (at === undefined) {
+    throw badRequest(
+      `field "${field}" must be an RFC 3339 time with a zone such as 2026-12-03T22:00:00Z, got "${text.slice(0, 40)}"`,
+    );
+  }
+  return at;
 }

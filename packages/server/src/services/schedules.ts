@@ -6,7 +6,7 @@ import { generateApiKey, hashApiKey, secretsEqual } from '../auth/secrets.ts';
 import { ApiError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
 import { addDays, isCalendarDate } from '../calendar-date.ts';
-import { parseInstant } from '../instant.ts';
+import { instantField } from '../instant.ts';
 import { findPersonById, findUserById } from '../repositories/users.ts';
 import {
   deleteFeed,
@@ -818,14 +818,6 @@ async function uniqueName<T>(name: string, work: () => Promise<T>): Promise<T> {
       throw conflict(`a schedule named "${name}" already exists; choose another name`);
     throw error;
   }
-}
-
-function instantField(field: string, text: string): Date {
-  const at = parseInstant(text, { seconds: 'optional' });
-  if (at === undefined) {
-    throw badRequest(`field "${field}" is not an RFC 3339 timestamp with a zone: "${text}"`);
-  }
-  return at;
 }
 
 async function requirePerson(db: Queryable, userId: number, field: string, isPath = false): Promise<void> {

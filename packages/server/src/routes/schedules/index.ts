@@ -2,8 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../http/authentication.ts';
-import { badRequest } from '../../errors.ts';
-import { parseInstant } from '../../instant.ts';
+import { instantField } from '../../instant.ts';
 import { access } from '../../http/route-auth.ts';
 import {
   ErrorSchema,
@@ -278,7 +277,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
         },
       },
       async (request) => {
-        const at = request.query.at === undefined ? undefined : instantQuery('at', request.query.at);
+        const at = request.query.at === undefined ? undefined : instantField('at', request.query.at);
         return serializeOnCall(await schedules.onCallAt(request.params.id, at ?? new Date()));
       },
     );
@@ -428,12 +427,4 @@ export function schedulesRoutes(schedules: SchedulesService) {
       },
     );
   };
-}
-
-function instantQuery(field: string, text: string): Date {
-  const at = parseInstant(text, { seconds: 'optional' });
-  if (at === undefined) {
-    throw badRequest(`query field "${field}" is not an RFC 3339 timestamp with a zone: "${text}"`);
-  }
-  return at;
 }

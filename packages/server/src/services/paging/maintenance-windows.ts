@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
 import { requireAdmin, type Principal } from '../../auth/principal.ts';
 import { badRequest, notFound } from '../../errors.ts';
-import { parseInstant } from '../../instant.ts';
+import { instantField } from '../../instant.ts';
 import {
   deleteWindow,
   insertWindow,
@@ -50,8 +50,8 @@ export class MaintenanceWindowService {
     clientAddress: string,
   ): Promise<MaintenanceWindowRow> {
     requireAdmin(principal, 'schedule maintenance windows');
-    const startsAt = time(input.starts_at, 'starts_at');
-    const endsAt = time(input.ends_at, 'ends_at');
+    const startsAt = instantField('starts_at', input.starts_at);
+    const endsAt = instantField('ends_at', input.ends_at);
     if (endsAt <= startsAt) throw badRequest('field "ends_at" must be after "starts_at"');
     if (endsAt.getTime() - startsAt.getTime() > MAX_WINDOW_MS) {
       throw badRequest('field "ends_at": a window may last at most 31 days');
@@ -119,12 +119,4 @@ export class MaintenanceWindowService {
       });
     });
   }
-}
-
-function time(text: string, field: string): Date {
-  const at = parseInstant(text, { seconds: 'optional' });
-  if (at === undefined) {
-    throw badRequest(`field "${field}" must be an RFC 3339 time with a zone such as 2026-12-03T22:00:00Z`);
-  }
-  return at;
 }
