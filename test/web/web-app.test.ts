@@ -380,7 +380,13 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await page.getByRole('checkbox', { name: 'Select 2027-03-10' }).check();
       await page.getByRole('combobox', { name: 'Person on call' }).selectOption({ label: 'admin' });
       await page.getByRole('button', { name: 'Assign days' }).click();
-      await page.getByRole('alert').filter({ hasText: 'already on call: 2027-03-10 (mia)' }).waitFor();
+      const prompt = page.getByRole('alert').filter({ hasText: 'someone on call: 2027-03-10 (mia)' });
+      await prompt.waitFor();
+      assert.equal(
+        await prompt.locator('p').textContent(),
+        'This day already has someone on call: 2027-03-10 (mia). Replace them?',
+        'the prompt asks the person, not an API client ("replace": true)',
+      );
       let day = (await stack.api('GET', '/api/schedule?from=2027-03-10&to=2027-03-10')).body;
       assert.equal(day[0].username, 'mia', 'nothing changes before the confirmation');
       await page.getByRole('button', { name: 'Replace them' }).click();
@@ -391,6 +397,31 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await page.getByRole('button', { name: 'Remove admin on 2027-03-10' }).click();
       await page.locator('[data-date="2027-03-10"]').getByText('admin').waitFor({ state: 'detached' });
       assert.deepEqual((await stack.api('GET', '/api/schedule?from=2027-03-10&to=2027-03-10')).body, []);
+    });
+
+    test('on a phone, where the calendar has no room for week buttons, an admin picks a week from a list', async () => {
+      const page = await newPage({ phone: true, as: 'admin' });
+      await page.goto(`${stack.url}/schedule?month=2027-05`);
+      await page.getByRole('heading', { name: 'May 2027' }).waitFor();
+      assert.equal(
+        await page.getByRole('button', { name: 'Select the week of 2027-05-10' }).isVisible(),
+        false,
+      );
+      await page
+        .getByRole('combobox', { name: 'Select a week' })
+        .selectOption({ label: '2027-05-10 to 2027-05-16' });
+      await page.getByText('7 days selected: 2027-05-10, 2027-05-11').waitFor();
+      await page.getByRole('combobox', { name: 'Person on call' }).selectOption({ label: 'mia' });
+      await page.getByRole('button', { name: 'Assign days' }).click();
+      await page.locator('[data-date="2027-05-16"]').getByText('mia').waitFor();
+      const week = (await stack.api('GET', '/api/schedule?from=2027-05-09&to=2027-05-17')).body as {
+        date: string;
+        username: string;
+      }[];
+      assert.deepEqual(
+        week.map((entry) => entry.date),
+        ['2027-05-10', '2027-05-11', '2027-05-12', '2027-05-13', '2027-05-14', '2027-05-15', '2027-05-16'],
+      );
     });
 
     test('an admin adds a person, gives a first password and an API key shown once, then revokes it', async () => {

@@ -64,6 +64,22 @@ export function SchedulePage() {
     setPicked((current) =>
       current.includes(date) ? current.filter((d) => d !== date) : [...current, date].sort(),
     );
+  const weekOf = (monday: string) => Array.from({ length: 7 }, (_, index) => addDays(monday, index));
+  /**
+   * The server's 409 ends with what an API client should send ("replace": true); a person gets the
+   * choice as the two buttons below it instead, so the prompt names the days and who holds them.
+   */
+  const conflictText = (error: TerdutApiError) => {
+    const held = picked.flatMap((date) => {
+      const entry = byDate.get(date);
+      return entry && String(entry.user_id) !== person ? [`${date} (${entry.username})`] : [];
+    });
+    if (held.length > 0) {
+      return `${held.length === 1 ? 'This day already has' : 'These days already have'} someone on call: ${held.join(', ')}. Replace them?`;
+    }
+    // Taken by someone since the page loaded: the server's text names the days.
+    return errorText(error).replace(/; send "replace": true.*$/, '. Replace them?');
+  };
   const assign = async (replace: boolean) => {
     setConflict(undefined);
     try {
@@ -73,7 +89,7 @@ export function SchedulePage() {
       onCall.reload();
       action.clear();
     } catch (error) {
-      if (error instanceof TerdutApiError && error.status === 409) setConflict(errorText(error));
+      if (error instanceof TerdutApiError && error.status === 409) setConflict(conflictText(error));
       else await action.run(() => Promise.reject(error instanceof Error ? error : new Error(String(error))));
     }
   };
@@ -146,7 +162,7 @@ export function SchedulePage() {
                     <button
                       class="quiet small week"
                       aria-label={`Select the week of ${date}`}
-                      onClick={() => setPicked(Array.from({ length: 7 }, (_, index) => addDays(date, index)))}
+                      onClick={() => setPicked(weekOf(date))}
                     >
                       week
                     </button>
@@ -170,6 +186,27 @@ export function SchedulePage() {
               ? 'Select days (or a week) in the calendar, then choose who is on call.'
               : `${picked.length} day${picked.length === 1 ? '' : 's'} selected: ${picked.join(', ')}`}
           </p>
+          {/* On a phone the calendar has no room for each week's button: a week is picked here. */}
+          <label class="inline week-pick">
+            Select a week
+            <select
+              aria-label="Select a week"
+              value=""
+              onChange={(event) => {
+                const monday = event.currentTarget.value;
+                if (monday !== '') setPicked(weekOf(monday));
+              }}
+            >
+              <option value="">…</option>
+              {days
+                .filter((date) => weekdayIndex(date) === 0)
+                .map((monday) => (
+                  <option key={monday} value={monday}>
+                    {`${monday} to ${addDays(monday, 6)}`}
+                  </option>
+                ))}
+            </select>
+          </label>
           <label class="inline">
             Person on call
             <select
