@@ -15,6 +15,13 @@
  *  - Rate limiting: `limitNext(n)` makes the next n publishes answer 429
  *    `{"code":42901,"http":429,"error":"limit reached: too many requests, please be nice",…}`,
  *    as ntfy does for a visitor over its request limit.
+ *  - Size limits, with the defaults of `message-size-limit` (4096 bytes):
+ *    a JSON body of 2 × that or more answers 413 `{"code":41303,…,"error":"JSON
+ *    body too large"}`; a message of 4096 bytes or more would become an
+ *    attachment, which this server (like ntfy without `attachment-cache-dir`)
+ *    refuses with 400 `{"code":40014,…,"error":"invalid request: attachments
+ *    not allowed"}`. ntfy peeks that many bytes and treats reaching the
+ *    limit as exceeding it, so both bounds are exclusive.
  * It does not do attachments, e-mail, UnifiedPush, caching rules or expiry.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -56,6 +63,8 @@ export interface NtfyStandin {
 }
 
 const LINK = 'https://ntfy.sh/docs/publish/#limitations';
+/** ntfy's default `message-size-limit`; a JSON publish may be twice that, for the JSON around the message. */
+export const NTFY_MESSAGE_SIZE_LIMIT = 4096;
 
 export async function startNtfyStandin(options: { token?: string } = {}): Promise<NtfyStandin> {
   const topics = new Map<string, NtfyMessage[]>();
@@ -87,6 +96,11 @@ export async function startNtfyStandin(options: { token?: string } = {}): Promis
       const url = new URL(req.url ?? '/', 'http://ntfy.local');
       if (req.method === 'POST' && url.pathname === '/') {
         let body: Partial<NtfyMessage> & { actions?: Omit<NtfyAction, 'id'>[] };
+        if (Buffer.concat(chunks).length >= 2 * NTFY_MESSAGE_SIZE_LIMIT) {
+          publishAttempts.push({ topic: undefined, status: 413 });
+          fail(res, 413, 41303, 'JSON body too large');
+          return;
+        }
         try {
           body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
         } catch {
@@ -107,6 +121,11 @@ export async function startNtfyStandin(options: { token?: string } = {}): Promis
         if (typeof body.topic !== 'string' || !/^[-_A-Za-z0-9]{1,64}$/.test(body.topic)) {
           publishAttempts.push({ topic: body.topic, status: 400 });
           fail(res, 400, 40009, 'invalid request: topic invalid');
+          return;
+        }
+        if (Buffer.byteLength(body.message ?? '') >= NTFY_MESSAGE_SIZE_LIMIT) {
+          publishAttempts.push({ topic: body.topic, status: 400 });
+          fail(res, 400, 40014, 'invalid request: attachments not allowed');
           return;
         }
         const now = Math.floor(Date.now() / 1000);

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { freeLoopbackPort } from '../../../../../test/peers/child-processes.ts';
 import {
+  NTFY_MESSAGE_SIZE_LIMIT,
   pollTopic,
   pressHttpAction,
   startNtfyStandin,
@@ -392,6 +393,30 @@ forEachDatabase('paging', (database) => {
     assert.equal((await pagesFor(id)).length, 1);
     const notified = (await timeline(id)).find((e) => e.type === 'notified');
     assert.match(notified?.detail ?? '', /delivered on attempt 3/);
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
+  });
+
+  test('a page with a very long summary still reaches the phone, shortened to what ntfy takes as a message', async () => {
+    // Alertmanager allows annotations of 16 KiB; ntfy takes a message under
+    // 4096 bytes and a JSON publish under twice that (NTFY_MESSAGE_SIZE_LIMIT).
+    const summary = 'Replication lag on db-ü is growing; see the runbook. '.repeat(150);
+    const { id } = await openIncident(server, admin, {
+      name: 'LongSummary',
+      severity: 'critical',
+      annotations: { summary },
+    });
+    await pass();
+    const [page] = await pagesFor(id);
+    assert.ok(page, JSON.stringify((await timeline(id)).filter((e) => e.type === 'notification_failed')));
+    assert.ok(page.title?.startsWith('Replication lag on db-ü is growing'));
+    assert.ok(page.title?.endsWith('…'));
+    assert.match(page.message, /^1 alert firing: LongSummary\n- LongSummary: Replication lag/);
+    assert.ok(page.message.endsWith('…'));
+    assert.ok(Buffer.byteLength(page.message) < NTFY_MESSAGE_SIZE_LIMIT);
+    assert.deepEqual(
+      page.actions?.map((action) => action.label),
+      ['Acknowledge', 'Resolve…'],
+    );
     await server.request({ method: 'POST', url: `/api/incidents/${id}/acknowledge`, as: alice });
   });
 

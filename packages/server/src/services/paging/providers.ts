@@ -124,6 +124,7 @@ async function sendNtfy(
         : [{ action: 'view', label: 'Resolve…', url: message.incidentUrl, clear: false }]),
     ];
   }
+  fitNtfyLimits(body);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   const response = await post(`${baseUrl}/`, headers, JSON.stringify(body), 'ntfy');
@@ -136,6 +137,52 @@ async function sendNtfy(
     // ntfy always answers JSON; a proxy in front might not. The 2xx is what counts.
   }
   return { messageId: id, answer: `ntfy accepted (HTTP ${response.status})` };
+}
+
+/**
+ * ntfy's default `message-size-limit` (docs.ntfy.sh/publish/#limitations): a
+ * message of this many bytes or more becomes an attachment (a file on the
+ * phone instead of the text), or a 400 "attachments not allowed" on a server
+ * without an attachment store; a JSON publish of twice this or more is
+ * refused with 413. ntfy counts reaching the limit as exceeding it.
+ */
+const NTFY_MESSAGE_LIMIT_BYTES = 4096;
+const NTFY_JSON_LIMIT_BYTES = 2 * NTFY_MESSAGE_LIMIT_BYTES;
+/** A title is a line or two on a phone; this keeps room for the message. */
+const NTFY_TITLE_LIMIT_BYTES = 1024;
+
+/**
+ * Shortens the title and message of an ntfy publish (`…` at the cut) so
+ * that ntfy takes it as a message: alert annotations may be 16 KiB each,
+ * and a refused publish would page nobody. The link opens the whole incident.
+ */
+function fitNtfyLimits(body: Record<string, unknown>): void {
+  body.title = shortened(body.title as string, (text) => jsonBytes(text) <= NTFY_TITLE_LIMIT_BYTES);
+  const around = Buffer.byteLength(JSON.stringify({ ...body, message: '' }));
+  body.message = shortened(
+    body.message as string,
+    (text) =>
+      Buffer.byteLength(text) < NTFY_MESSAGE_LIMIT_BYTES && around + jsonBytes(text) < NTFY_JSON_LIMIT_BYTES,
+  );
+}
+
+/** Bytes of `text` inside a JSON string (escapes included, quotes not). */
+function jsonBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text)) - 2;
+}
+
+/** `text`, or its longest start (whole code points) followed by `…` that `fits`. */
+function shortened(text: string, fits: (text: string) => boolean): string {
+  if (fits(text)) return text;
+  const points = Array.from(text);
+  let low = 0;
+  let high = points.length - 1;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (fits(`${points.slice(0, middle).join('')}…`)) low = middle;
+    else high = middle - 1;
+  }
+  return `${points.slice(0, low).join('').trimEnd()}…`;
 }
 
 /**
