@@ -52,6 +52,14 @@ export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
       `TERDUT_NTFY_URL="${ntfyUrl}" must be an http(s) URL such as https://ntfy.example.com`,
     );
   }
+  // fetch refuses a URL with credentials, and its error quotes the URL: every
+  // page would fail, password and all on the incident's timeline.
+  if (/^https?:\/\/[^/?#]*@/.test(ntfyUrl)) {
+    throw new ConfigError(
+      'TERDUT_NTFY_URL must not carry a user or password; give ntfy an access token in TERDUT_NTFY_TOKEN ' +
+        '(or TERDUT_NTFY_TOKEN_FILE) instead',
+    );
+  }
   let ntfyToken = text('TERDUT_NTFY_TOKEN');
   const tokenFile = text('TERDUT_NTFY_TOKEN_FILE');
   if (tokenFile !== undefined) {
