@@ -5,6 +5,11 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { smtpSender } from './email.ts';
+import { DeliveryError } from './providers.ts';
+import { freeLoopbackPort } from '../../../../../test/peers/child-processes.ts';
 import {
   forEachDatabase,
   ManualClock,
@@ -150,4 +155,30 @@ forEachDatabase('email pages', (database) => {
     ).body.find((event: { type: string }) => event.type === 'notification_failed');
     assert.match(failed?.detail ?? '', /email to erin@example.com, step 1: SMTP server .* answered 550/);
   });
+});
+
+test('an SMTP server whose certificate is not trusted, or that refuses the connection: the answer says which', async () => {
+  // smtp-server's built-in certificate is self-signed (and expired).
+  const tls = new SMTPServer({ secure: true, authOptional: true, logger: false });
+  tls.on('error', () => {});
+  await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+  const { port } = tls.server.address() as AddressInfo;
+  const message = { title: 't', text: 'x', priority: 3, tags: [], webhookBody: {} };
+  try {
+    const answers: string[] = [];
+    for (const url of [`smtps://127.0.0.1:${port}`, `smtp://127.0.0.1:${await freeLoopbackPort()}`]) {
+      await assert.rejects(
+        smtpSender({ url, from: 'pager@example.com', password: undefined }).send(
+          'erin@example.com',
+          message,
+          '1',
+        ),
+        (error: unknown) => error instanceof DeliveryError && answers.push(error.message) > 0,
+      );
+    }
+    assert.match(answers[0]!, /^SMTP server 127\.0\.0\.1:\d+ not reachable \(ESOCKET: .*certificate/);
+    assert.match(answers[1]!, /not reachable \(ESOCKET: connect ECONNREFUSED/);
+  } finally {
+    await new Promise<void>((resolve) => tls.close(() => resolve()));
+  }
 });

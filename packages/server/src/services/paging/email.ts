@@ -80,7 +80,10 @@ function classifySmtpError(error: unknown, host: string): DeliveryError {
   }
   if (failure.code === 'EAUTH')
     return new DeliveryError(`SMTP server ${host} refused the login: ${said}`, true);
-  return new DeliveryError(`SMTP server ${host} not reachable (${failure.code ?? said})`, false);
+  // nodemailer's code is ESOCKET for a refused connection and an untrusted
+  // certificate alike: its message says which.
+  const reason = failure.code !== undefined && failure.message ? `${failure.code}: ${said}` : said;
+  return new DeliveryError(`SMTP server ${host} not reachable (${reason})`, false);
 }
 
 function emailText(message: PageMessage): string {
