@@ -54,6 +54,15 @@ export async function escalationRound(db: Queryable, incidentId: number): Promis
   return result.rows[0]?.round;
 }
 
+/** Whether the incident's escalation policy sends "resolved" notices (`notify_on_resolve`); false without one. */
+export async function notifiesOnResolve(db: Queryable, incidentId: number): Promise<boolean> {
+  const result = await db.query<{ policy: PolicyDefinition }>(
+    `SELECT policy FROM escalations WHERE incident_id = $1`,
+    [incidentId],
+  );
+  return Boolean(result.rows[0]?.policy.notify_on_resolve);
+}
+
 /** The incident's escalation, locked. Lock the incident first (the order every writer keeps). */
 export async function lockEscalation(tx: Queryable, incidentId: number): Promise<EscalationRow | undefined> {
   const result = await tx.query<EscalationRow>(

@@ -9,6 +9,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { freeLoopbackPort } from '../../../../../test/peers/child-processes.ts';
 import {
   NTFY_MESSAGE_SIZE_LIMIT,
@@ -360,6 +362,64 @@ forEachDatabase('paging', (database) => {
     assert.match(messages[1]!.title ?? '', /^Resolved: /);
     assert.equal(messages[1]!.actions, undefined, 'nothing to acknowledge any more');
     assert.match((await timeline(id)).map((e) => e.detail).join('\n'), /resolved notice/);
+  });
+
+  test('a page still on its way when the incident resolves is followed by the resolved message', async () => {
+    // gina's receiver is slow: the incident resolves while her page is being sent.
+    const gina = await server.createUser('gina');
+    const received: { event: string; incident: { id: number } }[] = [];
+    const slow = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as (typeof received)[number];
+        received.push(body);
+        const resolving =
+          body.event === 'page'
+            ? server.request({ method: 'POST', url: `/api/incidents/${body.incident.id}/resolve`, as: admin })
+            : Promise.resolve();
+        void resolving.then(() => res.writeHead(200).end());
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const method = await server.request({
+      method: 'POST',
+      url: `/api/users/${gina.id}/contact-methods`,
+      as: gina,
+      payload: { kind: 'webhook', target: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/` },
+    });
+    assert.equal(method.status, 201, JSON.stringify(method.body));
+    const policy = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'in flight',
+        matchers: ['team="inflight"'],
+        steps: [{ targets: [{ type: 'user', user_id: gina.id }] }],
+      },
+    });
+    assert.equal(policy.status, 201, JSON.stringify(policy.body));
+    try {
+      const { id } = await openPaged({ team: 'inflight' });
+      await pass();
+      assert.equal(
+        (await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin })).body.status,
+        'resolved',
+      );
+      await pass();
+      assert.deepEqual(
+        received.map((body) => body.event),
+        ['page', 'resolved'],
+      );
+    } finally {
+      await server.request({
+        method: 'DELETE',
+        url: `/api/escalation-policies/${policy.body.id}`,
+        as: admin,
+      });
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
   });
 
   test('nobody on call: the built-in default pages every admin at once; an admin without a contact method is skipped and the timeline says so', async () => {

@@ -25,6 +25,7 @@ import {
   updateEscalation,
   dueEscalations,
   escalationRound,
+  notifiesOnResolve,
   type EscalationMove,
   type EscalationPosition,
   type EscalationRow,
@@ -835,6 +836,9 @@ export class PagingService {
         ],
         now,
       );
+      if (delivery.purpose === 'page') {
+        await this.#followResolution(tx, { ...delivery, incident_id: delivery.incident_id }, now);
+      }
     });
     this.#metrics.pagesSent.inc({ method: delivery.kind, purpose: delivery.purpose });
     if (delivery.purpose === 'page' && incident !== undefined) {
@@ -845,6 +849,41 @@ export class PagingService {
         Math.max(0, now.getTime() - from.getTime()) / 1000,
       );
     }
+  }
+
+  /**
+   * A page that was on its way when its incident resolved: the resolve
+   * queued "resolved" notices only for the pages recorded as sent by then
+   * (endPaging), so this one's notice is queued here. Runs after markSent in
+   * the same transaction: a resolve that cancelled this row first has
+   * committed when markSent gets the row, and one that comes after sees
+   * this page as sent. The unique key keeps the notice one.
+   */
+  async #followResolution(
+    tx: Queryable,
+    delivery: PageDeliveryRow & { incident_id: number },
+    now: Date,
+  ): Promise<void> {
+    const incident = await findIncidentById(tx, delivery.incident_id);
+    if (incident?.status !== 'resolved' || !(await notifiesOnResolve(tx, delivery.incident_id))) return;
+    await insertDeliveries(
+      tx,
+      [
+        {
+          incident_id: delivery.incident_id,
+          purpose: 'resolved',
+          round: 0,
+          step: 0,
+          repeat: 0,
+          user_id: delivery.user_id,
+          contact_key: delivery.contact_key,
+          method_id: delivery.method_id,
+          kind: delivery.kind,
+          target: delivery.target,
+        },
+      ],
+      now,
+    );
   }
 
   /**
