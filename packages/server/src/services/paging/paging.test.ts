@@ -631,6 +631,11 @@ forEachDatabase('paging', (database) => {
     const ok = await server.request({ method: 'POST', url: testUrl, as: bob });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.delivered, true);
+    // A second test is another message: a receiver dropping repeated X-Terdut-Delivery ids shows it too.
+    await server.request({ method: 'POST', url: testUrl, as: bob });
+    const tests = receiver.received.filter((hook) => hook.body?.event === 'test').slice(-2);
+    assert.equal(tests.length, 2);
+    assert.notEqual(tests[0]!.headers['x-terdut-delivery'], tests[1]!.headers['x-terdut-delivery']);
     receiver.answer(410);
     try {
       const refused = await server.request({ method: 'POST', url: testUrl, as: bob });

@@ -12,6 +12,7 @@
  *    provider's help (README, "Delivery guarantees"). Webhook receivers get
  *    X-Terdut-Delivery to drop it.
  */
+import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
 import { ApiError, forbidden } from '../../errors.ts';
@@ -316,7 +317,13 @@ export class PagingService {
     const message = composeMessage({ purpose: 'test', person, publicUrl: this.#publicUrl });
     try {
       const answer = await this.#providers.send(
-        { kind: method.kind, target: method.target, secret: method.secret, deliveryId: `test-${method.id}` },
+        {
+          kind: method.kind,
+          target: method.target,
+          secret: method.secret,
+          // Each test is a message of its own: receivers drop a repeated X-Terdut-Delivery.
+          deliveryId: `test-${method.id}-${randomUUID()}`,
+        },
         message,
       );
       return {
