@@ -412,6 +412,12 @@ forEachDatabase('paging', (database) => {
         received.map((body) => body.event),
         ['page', 'resolved'],
       );
+      // The page is step 1 with its alerts; the notice is no step of the escalation and lists none.
+      const [page, notice] = received as unknown as Record<string, unknown>[];
+      assert.equal(page!.step, 1);
+      assert.equal((page!.alerts as unknown[]).length, 1);
+      assert.equal('step' in notice!, false);
+      assert.equal('alerts' in notice!, false);
     } finally {
       await server.request({
         method: 'DELETE',

@@ -813,8 +813,8 @@ export class PagingService {
       incident,
       alerts,
       person,
-      step: delivery.step + 1,
-      repeat: delivery.repeat,
+      // Only a page is a step of the escalation; a resolved notice or an update is not.
+      ...(delivery.purpose === 'page' ? { step: delivery.step + 1, repeat: delivery.repeat } : {}),
       publicUrl: this.#publicUrl,
       ...(acknowledgeToken !== undefined ? { acknowledgeToken } : {}),
     });
