@@ -116,8 +116,16 @@ export async function scheduleRetry(tx: Queryable, id: number, at: Date, error: 
   );
 }
 
-export async function markFailed(tx: Queryable, id: number, error: string): Promise<void> {
-  await tx.query(`UPDATE page_deliveries SET state = 'failed', last_error = $2 WHERE id = $1`, [id, error]);
+/**
+ * Fails a message still pending; false when it is no longer (its incident
+ * was acknowledged or resolved while it was being sent, and it stays cancelled).
+ */
+export async function markFailed(tx: Queryable, id: number, error: string): Promise<boolean> {
+  const result = await tx.query(
+    `UPDATE page_deliveries SET state = 'failed', last_error = $2 WHERE id = $1 AND state = 'pending'`,
+    [id, error],
+  );
+  return result.rowCount > 0;
 }
 
 /** Cancels the incident's pages not yet sent (acknowledged, snoozed, resolved). */

@@ -428,6 +428,64 @@ forEachDatabase('paging', (database) => {
     }
   });
 
+  test('a page that fails for good after its incident was acknowledged stays cancelled: no notification_failed on a handled incident', async () => {
+    // ivan's receiver refuses the page (410, final), but only after the incident was acknowledged meanwhile.
+    const ivan = await server.createUser('ivan');
+    const refusing = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { incident: { id: number } };
+        void server
+          .request({ method: 'POST', url: `/api/incidents/${body.incident.id}/acknowledge`, as: admin })
+          .then(() => res.writeHead(410).end('gone'));
+      });
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const method = await server.request({
+      method: 'POST',
+      url: `/api/users/${ivan.id}/contact-methods`,
+      as: ivan,
+      payload: { kind: 'webhook', target: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/` },
+    });
+    assert.equal(method.status, 201, JSON.stringify(method.body));
+    const policy = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'refused late',
+        matchers: ['team="refusedlate"'],
+        steps: [{ targets: [{ type: 'user', user_id: ivan.id }] }],
+      },
+    });
+    assert.equal(policy.status, 201, JSON.stringify(policy.body));
+    try {
+      const { id } = await openPaged({ team: 'refusedlate' });
+      await pass();
+      assert.equal(
+        (await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin })).body.status,
+        'acknowledged',
+      );
+      const types = (await timeline(id)).map((e) => e.type);
+      assert.ok(types.includes('acknowledged'));
+      assert.ok(!types.includes('notification_failed'), `timeline: ${types.join(', ')}`);
+      const rows = await database().query<{ state: string }>(
+        'SELECT state FROM page_deliveries WHERE incident_id = $1',
+        [id],
+      );
+      assert.deepEqual(rows.rows, [{ state: 'cancelled' }]);
+      await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: admin });
+    } finally {
+      await server.request({
+        method: 'DELETE',
+        url: `/api/escalation-policies/${policy.body.id}`,
+        as: admin,
+      });
+      await new Promise<void>((resolve) => refusing.close(() => resolve()));
+    }
+  });
+
   test('nobody on call: the built-in default pages every admin at once; an admin without a contact method is skipped and the timeline says so', async () => {
     clock.set('2026-12-10T09:00:00Z'); // nobody is on call that day
     try {

@@ -914,9 +914,12 @@ export class PagingService {
     const why = error.permanent
       ? error.message
       : `${error.message}; gave up after ${delivery.attempts} attempts in ${formatDuration(this.#config.retryBudgetMs)}`;
-    await this.#db.transaction(async (tx) => {
-      await markFailed(tx, delivery.id, why);
-      if (delivery.incident_id === null) return;
+    const failed = await this.#db.transaction(async (tx) => {
+      // A message cancelled while it was on its way (its incident was
+      // acknowledged or resolved meanwhile) stays cancelled: its failure
+      // changes nothing for an incident already handled.
+      if (!(await markFailed(tx, delivery.id, why))) return false;
+      if (delivery.incident_id === null) return true;
       await insertEvents(
         tx,
         [
@@ -932,8 +935,9 @@ export class PagingService {
       if (delivery.purpose === 'page') {
         await this.#moveOnAfterFailure(tx, { ...delivery, incident_id: delivery.incident_id }, now);
       }
+      return true;
     });
-    this.#metrics.pagesFailed.inc({ method: delivery.kind, purpose: delivery.purpose });
+    if (failed) this.#metrics.pagesFailed.inc({ method: delivery.kind, purpose: delivery.purpose });
   }
 
   async #moveOnAfterFailure(
