@@ -47,12 +47,16 @@ export function issueCapability(capability: Capability, key: string): string {
   return signValue(wire, key);
 }
 
-/** The capability in `token`, or why it is not good: `invalid` (forged, altered, malformed) or `expired`. */
+/**
+ * The capability in `token`, or why it is not good: `invalid` (forged,
+ * altered, malformed) or `expired`; an expired one's signature is good, so
+ * the incident it names can be trusted (to link it, never to act on it).
+ */
 export function readCapability(
   token: string,
   key: string,
   now: Date,
-): { capability: Capability } | { problem: 'invalid' | 'expired' } {
+): { capability: Capability } | { problem: 'invalid' } | { problem: 'expired'; incidentId: number } {
   const value = readSignedValue(token, key) as Partial<CapabilityWire> | undefined;
   if (
     value === undefined ||
@@ -67,7 +71,7 @@ export function readCapability(
     return { problem: 'invalid' };
   }
   const expiresAt = new Date(value.e! * 1000);
-  if (expiresAt <= now) return { problem: 'expired' };
+  if (expiresAt <= now) return { problem: 'expired', incidentId: value.i! };
   return {
     capability: {
       action: 'acknowledge',

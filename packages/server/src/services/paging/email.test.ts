@@ -24,6 +24,7 @@ import {
 } from '@terdut/test-support';
 
 const PUBLIC_URL = 'https://terdut.example.com';
+const MINUTE = 60_000;
 
 forEachDatabase('email pages', (database) => {
   let server: TestApp;
@@ -130,6 +131,69 @@ forEachDatabase('email pages', (database) => {
       payload: new URLSearchParams({ token }).toString(),
     });
     assert.match(again.body, /Already acknowledged/);
+  });
+
+  test('every answer of the acknowledge link is a page a browser shows; an expired link links its incident, an altered one does not', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const incomplete = [
+      { method: 'GET' as const, url: '/paging/acknowledge' },
+      { method: 'GET' as const, url: '/paging/acknowledge?token=' },
+      { method: 'GET' as const, url: '/paging/acknowledge?token=a&token=b' },
+      { method: 'POST' as const, url: '/paging/acknowledge', headers: form, payload: '' },
+      { method: 'POST' as const, url: '/paging/acknowledge', headers: form, payload: 'token=' },
+    ];
+    for (const request of incomplete) {
+      const answer = await server.request(request);
+      assert.equal(answer.status, 400, `${request.method} ${request.url}`);
+      assert.match(String(answer.headers['content-type']), /^text\/html/, `${request.method} ${request.url}`);
+      assert.match(answer.body, /<h1>Cannot acknowledge<\/h1>/);
+      assert.match(answer.body, /link is incomplete: its <code>token<\/code> is missing/);
+    }
+
+    const opened = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      payload: notification({ groupKey: 'mail-3', alerts: [firingAlert({ name: 'MailExpired' })] }),
+      as: admin,
+    });
+    const id = opened.body.incident_id as number;
+    await server.app.services.paging.runOnce();
+    const mail = smtp.messages.findLast((message) => (message.text ?? '').includes(`/incidents/${id}`))!;
+    const token = new URL(/Acknowledge: (\S+)/.exec(mail.text ?? '')![1]!).searchParams.get('token')!;
+    const incidentHref = `href="${PUBLIC_URL}/incidents/${id}"`;
+    // Signed, but for another incident: the signature no longer matches, so nothing is linked.
+    const [body, signature] = token.split('.') as [string, string];
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { i: number };
+    const altered = `${Buffer.from(JSON.stringify({ ...claims, i: id + 1 })).toString('base64url')}.${signature}`;
+    const alteredPage = await server.request({
+      method: 'GET',
+      url: `/paging/acknowledge?token=${encodeURIComponent(altered)}`,
+    });
+    assert.equal(alteredPage.status, 403);
+    assert.doesNotMatch(alteredPage.body, /\/incidents\//);
+
+    const before = clock.now();
+    clock.advance(25 * 60 * MINUTE);
+    try {
+      const expired = await server.request({
+        method: 'GET',
+        url: `/paging/acknowledge?token=${encodeURIComponent(token)}`,
+      });
+      assert.equal(expired.status, 403);
+      assert.match(String(expired.headers['content-type']), /^text\/html/);
+      assert.match(expired.body, /has expired; open the incident in terdut/);
+      assert.ok(expired.body.includes(incidentHref), expired.body);
+      const pressed = await server.request({
+        method: 'POST',
+        url: '/paging/acknowledge',
+        headers: form,
+        payload: new URLSearchParams({ token }).toString(),
+      });
+      assert.equal(pressed.status, 403);
+      assert.ok(pressed.body.includes(incidentHref), pressed.body);
+    } finally {
+      clock.set(before);
+    }
   });
 
   test("an altered link shows a 403 page; a refused address fails at once with the server's answer", async () => {

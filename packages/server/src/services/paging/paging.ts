@@ -270,6 +270,25 @@ export class PagingService {
   }
 
   /**
+   * The web app's page of the incident a capability names, for the
+   * confirmation page to link: only when its signature is good (expired
+   * or not), the incident still exists and the public URL is known.
+   */
+  async incidentUrlOfCapability(token: string): Promise<string | undefined> {
+    if (this.#publicUrl === undefined) return undefined;
+    const read = readCapability(token, await this.#key(), this.#clock.now());
+    const incidentId =
+      'capability' in read
+        ? read.capability.incidentId
+        : read.problem === 'expired'
+          ? read.incidentId
+          : undefined;
+    if (incidentId === undefined || (await findIncidentById(this.#db, incidentId)) === undefined)
+      return undefined;
+    return `${this.#publicUrl}/incidents/${incidentId}`;
+  }
+
+  /**
    * An Acknowledge button from an earlier round of paging (the
    * acknowledgement was taken back, or a snooze ended, and paging started
    * again) does not stop the paging that followed: whoever still holds the
