@@ -16,6 +16,10 @@ export async function listHeartbeats(db: Queryable): Promise<HeartbeatRow[]> {
   return (await db.query<HeartbeatRow>(`SELECT ${COLUMNS} FROM heartbeats ORDER BY name`)).rows;
 }
 
+export async function findHeartbeat(db: Queryable, id: number): Promise<HeartbeatRow | undefined> {
+  return (await db.query<HeartbeatRow>(`SELECT ${COLUMNS} FROM heartbeats WHERE id = $1`, [id])).rows[0];
+}
+
 export async function insertHeartbeat(
   tx: Queryable,
   heartbeat: Pick<HeartbeatRow, 'name' | 'interval_ms' | 'grace_ms' | 'matchers'>,

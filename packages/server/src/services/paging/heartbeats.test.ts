@@ -5,6 +5,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { pollTopic, startNtfyStandin, type NtfyStandin } from '../../../../../test/peers/ntfy-standin.ts';
 import {
   forEachDatabase,
   ManualClock,
@@ -17,6 +18,8 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
   onCallWith,
+  startSmtpSink,
+  type SmtpSink,
 } from '@terdut/test-support';
 
 const MINUTE = 60_000;
@@ -24,13 +27,24 @@ const MINUTE = 60_000;
 forEachDatabase('heartbeats', (database) => {
   let server: TestApp;
   let receiver: WebhookReceiver;
+  let ntfy: NtfyStandin;
+  let smtp: SmtpSink;
   let admin: TestUser;
   let hana: TestUser;
   const clock = new ManualClock('2026-12-03T10:00:00Z');
 
   before(async () => {
     receiver = await startWebhookReceiver();
-    server = await startTestApp(database(), { clock, config: testConfig() });
+    ntfy = await startNtfyStandin();
+    smtp = await startSmtpSink({ user: 'terdut', password: 'smtp-pass' });
+    server = await startTestApp(database(), {
+      clock,
+      config: testConfig({
+        TERDUT_NTFY_URL: ntfy.url,
+        TERDUT_SMTP_URL: smtp.url,
+        TERDUT_SMTP_FROM: 'pager@example.com',
+      }),
+    });
     admin = await server.createUser('hb-admin', 'admin');
     hana = await server.createUser('hana');
     await onCallWith(server, admin, hana, ['2026-12-03'], { kind: 'webhook', target: receiver.url });
@@ -38,6 +52,8 @@ forEachDatabase('heartbeats', (database) => {
   after(async () => {
     await server.close();
     await receiver.close();
+    await ntfy.close();
+    await smtp.close();
   });
 
   const incidentsOf = async (group: string) =>
@@ -111,6 +127,60 @@ forEachDatabase('heartbeats', (database) => {
           event.type === 'resolved' && /returned/.test(event.detail ?? ''),
       ),
     );
+  });
+
+  test('a missed heartbeat pages loud and says which heartbeat is silent and since when, by ntfy, email and webhook', async () => {
+    for (const method of [
+      { kind: 'ntfy', target: 'hana-heartbeats' },
+      { kind: 'email', target: 'hana@example.com' },
+    ]) {
+      const added = await server.request({
+        method: 'POST',
+        url: `/api/users/${hana.id}/contact-methods`,
+        as: hana,
+        payload: method,
+      });
+      assert.equal(added.status, 201, JSON.stringify(added.body));
+    }
+    const seenAt = clock.now();
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/heartbeats',
+      as: admin,
+      payload: { name: 'backup-cron', interval: '30m', grace: '2m' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    clock.advance(33 * MINUTE);
+    // The first test's heartbeat is silent by now too: each pages for itself.
+    await server.app.services.heartbeats.sweep();
+    const [incident] = await incidentsOf(`heartbeat:${created.body.id}`);
+    await server.app.services.paging.runOnce();
+
+    const says = new RegExp(
+      `Heartbeat backup-cron has had no sign of life since ${seenAt.toISOString()} \\(expected every 30m, grace 2m\\)`,
+    );
+    const page = (await pollTopic(ntfy.url, 'hana-heartbeats')).find((m) => m.title === incident?.title);
+    assert.ok(page, 'the ntfy page went out');
+    assert.equal(page.priority, 4, 'high: sound and a pop-over, not a silent priority 2');
+    assert.match(page.message, says);
+    assert.match(page.message, /Nothing has pinged it since/);
+    assert.doesNotMatch(page.message, /No alert is firing/);
+
+    const mail = smtp.messages.find((message) => message.subject === incident?.title);
+    assert.ok(mail, `an email with subject "${incident?.title}"`);
+    assert.match(mail.text ?? '', says);
+    assert.doesNotMatch(mail.text ?? '', /No alert is firing/);
+
+    const hook = receiver.received.find((received) => received.body?.incident?.id === incident?.id);
+    assert.deepEqual(hook?.body?.heartbeat, {
+      id: created.body.id,
+      name: 'backup-cron',
+      last_seen_at: seenAt.toISOString(),
+      missed_since: new Date(seenAt.getTime() + 30 * MINUTE).toISOString(),
+      interval: '30m',
+      grace: '2m',
+    });
+    await server.request({ method: 'POST', url: `/api/heartbeats/${created.body.id}/ping`, as: hana });
   });
 
   test('heartbeats are validated and admin-only to define; an unknown one cannot be pinged', async () => {

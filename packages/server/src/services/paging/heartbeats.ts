@@ -36,6 +36,12 @@ export interface HeartbeatInput {
 /** The incident group of a heartbeat: never an Alertmanager groupKey (those start with `{`). */
 export const heartbeatGroup = (id: number): string => `heartbeat:${id}`;
 
+/** The heartbeat whose missed-heartbeat incident has this group, or undefined for any other incident. */
+export function heartbeatOfGroup(groupKey: string): number | undefined {
+  const id = /^heartbeat:(\d+)$/.exec(groupKey)?.[1];
+  return id === undefined ? undefined : Number(id);
+}
+
 /**
  * How long another replica may go on using a heartbeat list from before a
  * heartbeat was added or deleted elsewhere (this process forgets at once).

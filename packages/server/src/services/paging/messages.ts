@@ -1,7 +1,10 @@
 import type { IncidentRow } from '../../repositories/incidents.ts';
 import type { AlertRow } from '../../repositories/alerts.ts';
 import type { PageMessage } from './providers.ts';
+import type { HeartbeatRow } from '../../repositories/heartbeats.ts';
 import { severityRank } from '../severity.ts';
+import { formatDuration } from '../format-duration.ts';
+import { heartbeatOfGroup } from './heartbeats.ts';
 
 /** What a message is about. */
 export interface MessageContext {
@@ -18,6 +21,8 @@ export interface MessageContext {
   publicUrl: string | undefined;
   /** A capability token for the Acknowledge action (pages only, with a public URL). */
   acknowledgeToken?: string;
+  /** For a missed-heartbeat incident's page: its heartbeat, unless it was deleted since. */
+  heartbeat?: Pick<HeartbeatRow, 'id' | 'name' | 'interval_ms' | 'grace_ms' | 'last_seen_at' | 'matchers'>;
 }
 
 /**
@@ -28,6 +33,14 @@ export interface MessageContext {
 export function priorityOf(severity: string | null | undefined): number {
   return Math.max(2, Math.min(5, severityRank(severity ?? '')));
 }
+
+/**
+ * ntfy priority of a missed heartbeat's page: high (sound and a pop-over),
+ * as heartbeat alerts are in incident tools, whatever the severities. It
+ * has no severity of its own, and it means alerts may not be reaching
+ * terdut at all, so it must wake whoever is on call.
+ */
+export const MISSED_HEARTBEAT_PRIORITY = 4;
 
 const MAX_LISTED_ALERTS = 5;
 
@@ -102,11 +115,16 @@ export function composeMessage(context: MessageContext): PageMessage {
   const lines: string[] = [];
   const count = firing.length;
   const names = [...new Set(firing.map((alert) => alert.name || alert.fingerprint))];
-  lines.push(
-    count === 0
-      ? 'No alert is firing right now.'
-      : `${count} alert${count === 1 ? '' : 's'} firing: ${names.join(', ')}`,
-  );
+  // A missed heartbeat has no alerts: "no alert is firing" would read as all clear.
+  const missedHeartbeat = heartbeatOfGroup(incident.group_key) !== undefined;
+  if (missedHeartbeat) lines.push(...missedHeartbeatLines(incident, context.heartbeat));
+  else {
+    lines.push(
+      count === 0
+        ? 'No alert is firing right now.'
+        : `${count} alert${count === 1 ? '' : 's'} firing: ${names.join(', ')}`,
+    );
+  }
   for (const alert of firing.slice(0, MAX_LISTED_ALERTS)) {
     const about = alert.annotations.summary ?? alert.annotations.description;
     const instance = alert.labels.instance;
@@ -135,7 +153,9 @@ export function composeMessage(context: MessageContext): PageMessage {
   return {
     title: incident.title,
     text: lines.join('\n'),
-    priority: priorityOf(incident.severity),
+    priority: missedHeartbeat
+      ? Math.max(MISSED_HEARTBEAT_PRIORITY, priorityOf(incident.severity))
+      : priorityOf(incident.severity),
     tags: ['rotating_light', ...(incident.severity ? [incident.severity] : [])],
     ...(incidentUrl !== undefined ? { incidentUrl } : {}),
     ...(acknowledge !== undefined ? { acknowledge } : {}),
@@ -146,6 +166,21 @@ export function composeMessage(context: MessageContext): PageMessage {
       : {}),
     webhookBody: webhookBody(context, incidentUrl, acknowledge, firing),
   };
+}
+
+/** What a missed heartbeat's page says: which heartbeat, since when, and why it matters. */
+function missedHeartbeatLines(incident: IncidentRow, heartbeat: MessageContext['heartbeat']): string[] {
+  if (heartbeat === undefined) {
+    return [`Heartbeat ${incident.group_labels.heartbeat ?? '?'} was missed (it has been deleted since).`];
+  }
+  return [
+    `Heartbeat ${heartbeat.name} has had no sign of life since ${heartbeat.last_seen_at.toISOString()} ` +
+      `(expected every ${formatDuration(Number(heartbeat.interval_ms))}, grace ${formatDuration(Number(heartbeat.grace_ms))}).`,
+    heartbeat.matchers.length > 0
+      ? `No alert matching ${heartbeat.matchers.join(', ')} has arrived since: Prometheus, Alertmanager ` +
+        'or their way to terdut may be down, and then other alerts page nobody either.'
+      : `Nothing has pinged it since (POST /api/heartbeats/${heartbeat.id}/ping): what pings it has stopped or fails.`,
+  ];
 }
 
 /** The outgoing webhook's JSON body, documented in the README ("Outgoing webhook"). */
@@ -178,6 +213,20 @@ function webhookBody(
             annotations: alert.annotations,
             starts_at: alert.starts_at.toISOString(),
           })),
+        }
+      : {}),
+    ...(context.heartbeat !== undefined
+      ? {
+          heartbeat: {
+            id: context.heartbeat.id,
+            name: context.heartbeat.name,
+            last_seen_at: context.heartbeat.last_seen_at.toISOString(),
+            missed_since: new Date(
+              context.heartbeat.last_seen_at.getTime() + Number(context.heartbeat.interval_ms),
+            ).toISOString(),
+            interval: formatDuration(Number(context.heartbeat.interval_ms)),
+            grace: formatDuration(Number(context.heartbeat.grace_ms)),
+          },
         }
       : {}),
     ...(context.step !== undefined ? { step: context.step, repeat: context.repeat ?? 0 } : {}),

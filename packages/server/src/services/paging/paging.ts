@@ -59,6 +59,7 @@ import {
   type NewHandoffNotice,
 } from '../../repositories/handoff-notices.ts';
 import { readInstanceSecret } from '../../repositories/instance-secrets.ts';
+import { findHeartbeat } from '../../repositories/heartbeats.ts';
 import type { IncidentService } from '../incidents.ts';
 import type { PagingConfig } from './config.ts';
 import type { OnCallLookupFor } from './on-call.ts';
@@ -71,6 +72,7 @@ import {
   type Providers,
 } from './providers.ts';
 import { composeMessage } from './messages.ts';
+import { heartbeatOfGroup } from './heartbeats.ts';
 import { issueCapability, readCapability, type Capability } from './capability.ts';
 import { formatDuration } from '../format-duration.ts';
 import { activeWindows, type MaintenanceWindowRow } from '../../repositories/maintenance-windows.ts';
@@ -814,6 +816,8 @@ export class PagingService {
     person: PageablePerson,
   ): Promise<PageMessage> {
     const alerts = await listAlertsOfIncident(this.#db, incident.id);
+    const heartbeatId = delivery.purpose === 'page' ? heartbeatOfGroup(incident.group_key) : undefined;
+    const heartbeat = heartbeatId === undefined ? undefined : await findHeartbeat(this.#db, heartbeatId);
     let acknowledgeToken: string | undefined;
     if (delivery.purpose === 'page' && this.#publicUrl !== undefined) {
       acknowledgeToken = issueCapability(
@@ -836,6 +840,7 @@ export class PagingService {
       ...(delivery.purpose === 'page' ? { step: delivery.step + 1, repeat: delivery.repeat } : {}),
       publicUrl: this.#publicUrl,
       ...(acknowledgeToken !== undefined ? { acknowledgeToken } : {}),
+      ...(heartbeat !== undefined ? { heartbeat } : {}),
     });
   }
 
