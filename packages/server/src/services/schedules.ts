@@ -565,6 +565,9 @@ export class SchedulesService {
     if (!match) throw unknown;
     const feed = await findFeed(this.#db, Number(match[1]));
     if (!feed || !secretsEqual(hashApiKey(match[2]!), feed.secret_hash)) throw unknown;
+    // A deleted person's feed is a credential of a deleted account (deleting them removes it too).
+    const person = feed.user_id !== null ? await findPersonById(this.#db, feed.user_id) : undefined;
+    if (feed.user_id !== null && !person) throw unknown;
     const now = this.#clock.now().getTime();
     const from = now - FEED_DAYS_BEFORE * DAY_MS;
     const to = now + FEED_DAYS_AFTER * DAY_MS;
@@ -600,10 +603,7 @@ export class SchedulesService {
         });
       }
     }
-    if (feed.user_id !== null) {
-      const person = await findUserById(this.#db, feed.user_id);
-      calendarName = `On call: ${person?.username ?? `user ${feed.user_id}`}`;
-    }
+    if (person) calendarName = `On call: ${person.username}`;
     events.sort((a, b) => a.start - b.start);
     return renderCalendar({
       name: calendarName,

@@ -17,6 +17,7 @@ import {
 } from '../repositories/users.ts';
 import { deleteKeysOfUser } from '../repositories/api-keys.ts';
 import { revokeSessionsOfUser } from '../repositories/sessions.ts';
+import { deleteFeed } from '../repositories/schedules.ts';
 import type { AuditService } from './audit.ts';
 import type { CredentialsChanged } from './api-key-cache.ts';
 import { parseEmail, parseNtfyTopic, parseUsername } from './user-fields.ts';
@@ -104,6 +105,8 @@ export class UserService {
       // Revoked, not just hidden behind deleted_at: a later recovery that
       // restores this user must not bring old browser sessions back to life.
       const sessions = await revokeSessionsOfUser(tx, id, now);
+      // Their calendar feed's URL is a credential too, and a recovery must not revive it either.
+      await deleteFeed(tx, { userId: id });
       await this.#audit.record(tx, {
         actor: principal,
         action: 'user.deleted',

@@ -469,6 +469,21 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.ok(events.every((event) => event.summary === 'On call: Databases'));
   });
 
+  test('deleting a person turns their calendar feed off: the URL is 404 and no row is left to revive', async () => {
+    const leaver = await server.createUser('leaver');
+    const own = await call('POST', `/api/users/${leaver.id}/calendar-feed`, undefined, leaver);
+    assert.equal(own.status, 201);
+    const path = new URL(own.body.url).pathname;
+    assert.equal((await server.request({ method: 'GET', url: path })).status, 200);
+
+    assert.equal((await call('DELETE', `/api/users/${leaver.id}`)).status, 204);
+    const refused = await server.request({ method: 'GET', url: path });
+    assert.equal(refused.status, 404);
+    assert.equal(refused.body.error, 'no such calendar feed; ask for a new feed URL');
+    const rows = await database().query('SELECT id FROM schedule_feeds WHERE user_id = $1', [leaver.id]);
+    assert.equal(rows.rows.length, 0, 'a later recovery of the person must not bring the old URL back');
+  });
+
   test('the default schedule cannot be deleted; another can, with its rotations', async () => {
     const refused = await call('DELETE', '/api/schedules/1');
     assert.equal(refused.status, 409);
