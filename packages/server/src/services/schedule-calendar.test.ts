@@ -87,3 +87,27 @@ test('a zone without DST gets one observance; text is escaped and long lines fol
   for (const line of text.split('\r\n')) assert.ok(Buffer.byteLength(line) <= 75, line);
   assert.equal(parsedEvents(text)[0]!.summary, summary);
 });
+
+test('line breaks of any kind and control characters in names never reach a content line raw', () => {
+  const text = renderCalendar({
+    name: 'On call: Data\rbases\u0007',
+    timeZone: 'UTC',
+    events: [
+      {
+        uid: 'd',
+        start: ms('2026-06-01T00:00:00Z'),
+        end: ms('2026-06-02T00:00:00Z'),
+        timeZone: 'UTC',
+        summary: 'Nights\r\nWeekends\rHolidays\nAll\u001b\ttabbed',
+        description: 'x',
+      },
+    ],
+    now: ms('2026-05-01T00:00:00Z'),
+    from: ms('2026-05-01T00:00:00Z'),
+    to: ms('2026-07-01T00:00:00Z'),
+  });
+  // RFC 5545 3.1: every line ends in CRLF; TEXT (3.3.11) holds no control character but HTAB.
+  for (const line of text.split('\r\n')) assert.doesNotMatch(line, /[^\P{Cc}\t]/u, JSON.stringify(line));
+  assert.match(text, /\r\nX-WR-CALNAME:On call: Data\\nbases\r\n/);
+  assert.equal(parsedEvents(text)[0]!.summary, 'Nights\nWeekends\nHolidays\nAll\ttabbed');
+});

@@ -144,9 +144,16 @@ function utcStamp(at: number): string {
     .replace(/\.\d{3}/, '');
 }
 
-/** TEXT escaping of RFC 5545 3.3.11. */
+/**
+ * TEXT escaping of RFC 5545 3.3.11. Names may hold any line break (a lone CR
+ * as well) and other control characters, which TEXT does not allow: a raw CR
+ * ends the content line for readers that split on any line break.
+ */
 function escapeText(text: string): string {
-  return text.replace(/[\\;,]/g, (c) => `\\${c}`).replace(/\r?\n/g, '\\n');
+  return text
+    .replace(/[\\;,]/g, (c) => `\\${c}`)
+    .replace(/\r\n?|\n/g, '\\n')
+    .replace(/(?!\t)\p{Cc}/gu, '');
 }
 
 /** Folds a content line at 75 octets (RFC 5545 3.1), never inside a UTF-8 character. */
