@@ -304,6 +304,8 @@ export async function findFeed(db: Queryable, id: number): Promise<FeedRow | und
 /**
  * Gives the schedule's or person's feed a new secret hash, creating the feed
  * when there is none; a new id each time, so an old URL stops working at once.
+ * One upsert, not delete-then-insert: two renewals at once (a double click,
+ * two replicas) must not collide on the owner's unique key.
  */
 export async function replaceFeed(
   db: Queryable,
@@ -313,9 +315,12 @@ export async function replaceFeed(
 ): Promise<number> {
   const scheduleId = 'scheduleId' in owner ? owner.scheduleId : null;
   const userId = 'userId' in owner ? owner.userId : null;
-  await db.query('DELETE FROM schedule_feeds WHERE schedule_id = $1 OR user_id = $2', [scheduleId, userId]);
+  const ownerColumn = 'scheduleId' in owner ? 'schedule_id' : 'user_id';
   const result = await db.query<{ id: number }>(
-    `INSERT INTO schedule_feeds (schedule_id, user_id, secret_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+    `INSERT INTO schedule_feeds (schedule_id, user_id, secret_hash, created_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (${ownerColumn}) DO UPDATE
+       SET id = DEFAULT, secret_hash = EXCLUDED.secret_hash, created_at = EXCLUDED.created_at
+     RETURNING id`,
     [scheduleId, userId, secretHash, createdAt],
   );
   return result.rows[0]!.id;

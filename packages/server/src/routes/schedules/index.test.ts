@@ -456,6 +456,24 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.ok(stored.rows.every((row) => !second.includes(row.secret_hash)));
   });
 
+  test('renewing a feed twice at once (a double click, two replicas) answers 201 to both; the last URL works', async () => {
+    const schedule = (await call('POST', '/api/schedules', { name: 'Renewed', time_zone: 'UTC' })).body.id;
+    for (const url of [`/api/schedules/${schedule}/feed`, `/api/users/${carol.id}/calendar-feed`]) {
+      const renewals = await Promise.all(Array.from({ length: 6 }, () => call('POST', url)));
+      assert.deepEqual(
+        renewals.map((response) => response.status),
+        [201, 201, 201, 201, 201, 201],
+        JSON.stringify(renewals.map((response) => response.body)),
+      );
+      const answers = await Promise.all(
+        renewals.map((response) =>
+          server.request({ method: 'GET', url: new URL(response.body.url).pathname }),
+        ),
+      );
+      assert.equal(answers.filter((answer) => answer.status === 200).length, 1, 'one feed, one live URL');
+    }
+  });
+
   test("a person's feed has their shifts only; they may rotate their own but not someone else's", async () => {
     const own = await call('POST', `/api/users/${alice.id}/calendar-feed`, undefined, alice);
     assert.equal(own.status, 201);
