@@ -51,9 +51,16 @@ export class UserService {
     return user;
   }
 
-  /** Every live person (not service accounts), newest first. Anyone may list, e.g. to assign work. */
-  async list(): Promise<UserRow[]> {
-    return listPeople(this.#db);
+  /**
+   * Every live person (not service accounts), newest first. Anyone may list,
+   * e.g. to assign work; but a person's ntfy topic is a contact method, and
+   * whoever reads the topic reads their pages and can press Acknowledge as
+   * them, so members see only their own (as with contact methods).
+   */
+  async list(principal: Principal): Promise<UserRow[]> {
+    const people = await listPeople(this.#db);
+    if (principal.role === 'admin') return people;
+    return people.map((user) => (user.id === principal.userId ? user : { ...user, ntfy_topic: null }));
   }
 
   /** Creates a person (admins only); 409 when the username is taken by a live user. */

@@ -150,6 +150,39 @@ forEachDatabase('users and /api/me', (database) => {
     assert.equal(allowed.body.ntfy_topic, 'team-ops');
   });
 
+  test("GET /api/users shows a member their own ntfy topic but not someone else's; admins see all", async () => {
+    const paged = await createPerson('topic-holder');
+    const topic = 'topic-holder-pager-7f3k2q';
+    for (const [who, as] of [
+      [paged.id, admin],
+      [member.id, member],
+    ] as const) {
+      await server.request({
+        method: 'PUT',
+        url: `/api/users/${who}/notify`,
+        as,
+        payload: { ntfy_topic: topic + who },
+      });
+    }
+    const topicOf = (body: { id: number; ntfy_topic?: string }[], id: number) =>
+      body.find((user) => user.id === id)?.ntfy_topic;
+
+    // Whoever reads a topic reads that person's pages and can press their Acknowledge.
+    const asMember = await server.request({ method: 'GET', url: '/api/users', as: member });
+    assert.equal(asMember.status, 200);
+    assert.equal(topicOf(asMember.body, paged.id), undefined);
+    assert.ok(!JSON.stringify(asMember.body).includes(topic + paged.id));
+    assert.equal(topicOf(asMember.body, member.id), topic + member.id);
+    const asAdmin = await server.request({ method: 'GET', url: '/api/users', as: admin });
+    assert.equal(topicOf(asAdmin.body, paged.id), topic + paged.id);
+    await server.request({
+      method: 'PUT',
+      url: `/api/users/${member.id}/notify`,
+      as: member,
+      payload: { ntfy_topic: '' },
+    });
+  });
+
   test('notify: a topic with spaces is 400, a missing field is 400, an unknown user is 404', async () => {
     const spaces = await server.request({
       method: 'PUT',

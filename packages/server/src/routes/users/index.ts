@@ -45,10 +45,11 @@ export function userRoutes(users: UserService) {
         schema: {
           tags,
           summary: 'People, newest first (service accounts are not listed)',
+          description: "Another person's `ntfy_topic` is shown to admins only.",
           response: { 200: Type.Array(UserSchema) },
         },
       },
-      async () => (await users.list()).map(serializeUser),
+      async (request) => (await users.list(principalOf(request))).map(serializeUser),
     );
 
     app.post(
