@@ -1014,11 +1014,15 @@ function waitsAfter(escalation: EscalationRow, fired: { step: number; repeat: nu
   return next !== undefined && escalation.step === next.step && escalation.repeat === next.repeat;
 }
 
-/** `ntfy topic "ops-alice", step 2` / `webhook, resolved notice`: the timeline's words for a message. */
+/**
+ * `ntfy (contact method 4), step 2` / `webhook (contact method 7), resolved notice`: the timeline's
+ * words for a message. Everyone signed in reads timelines, and whoever knows an ntfy topic reads its
+ * pages and can press their Acknowledge, so the topic is never named here.
+ */
 function describeDelivery(delivery: PageDeliveryRow): string {
   const via =
     delivery.kind === 'ntfy'
-      ? `ntfy topic "${delivery.target}"`
+      ? `ntfy (${delivery.method_id === null ? 'ntfy_topic' : `contact method ${delivery.method_id}`})`
       : delivery.kind === 'email'
         ? `email to ${delivery.target}`
         : `${delivery.kind} (contact method ${delivery.method_id ?? '?'})`;
