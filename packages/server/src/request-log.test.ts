@@ -58,6 +58,10 @@ test('credentials carried in a URL are redacted in the log: acknowledge links, s
     '/auth/oidc/callback?code=[redacted]&state=[redacted]&iss=https%3A%2F%2Fidp',
   );
   assert.equal(redactUrl('/api/calendar/f33d.ics'), '/api/calendar/[redacted]');
+  const secret = 'ab12'.repeat(16);
+  for (const spelling of ['//api/calendar', '/api//calendar', '/API/calendar', '/terdut/api/calendar']) {
+    assert.equal(redactUrl(`${spelling}/7-${secret}.ics`), `${spelling}/[redacted]`);
+  }
   assert.equal(redactUrl('/api/incidents?status=resolved&limit=5'), '/api/incidents?status=resolved&limit=5');
   assert.equal(redactUrl('/x?%74oken=1&TOKEN=2'), '/x?%74oken=[redacted]&TOKEN=[redacted]');
 
@@ -81,9 +85,14 @@ test('credentials carried in a URL are redacted in the log: acknowledge links, s
       url: '/paging/acknowledge?token=not-a-real-capability-0123',
     });
     assert.equal(link.statusCode, 403);
+    // Another spelling of a feed's URL is not the feed route (401), and its line is logged at info.
+    const feed = await app.inject({ method: 'GET', url: `//api/calendar/7-${secret}.ics` });
+    assert.equal(feed.statusCode, 401);
     const log = lines.join('');
     assert.match(log, /\/paging\/acknowledge\?token=\[redacted\]/);
     assert.doesNotMatch(log, /not-a-real-capability-0123/);
+    assert.match(log, /\/\/api\/calendar\/\[redacted\]/);
+    assert.doesNotMatch(log, new RegExp(secret));
   } finally {
     await app.close();
     await db.close();

@@ -8,11 +8,16 @@ import type { FastifyRequest } from 'fastify';
 const SECRET_QUERY_PARAMETERS = new Set(['token', 'code', 'state', 'secret', 'key']);
 // Paths whose last segment is the credential (the calendar feed's secret URL).
 const SECRET_PATH = /^(\/api\/calendar\/)[^/?#]+/;
+// Any path segment holding 64 hex characters: a feed's secret under another spelling of its path
+// (`//api/calendar/…`, `/API/…`, a gateway's prefix), which is logged as a 401, or a pasted API key.
+const SECRET_SEGMENT = /(?<=\/)[^/]*[0-9a-f]{64}[^/]*/gi;
 
 /** `url` with every credential it carries replaced by `[redacted]`. */
 export function redactUrl(url: string): string {
   const queryAt = url.indexOf('?');
-  const path = (queryAt === -1 ? url : url.slice(0, queryAt)).replace(SECRET_PATH, '$1[redacted]');
+  const path = (queryAt === -1 ? url : url.slice(0, queryAt))
+    .replace(SECRET_PATH, '$1[redacted]')
+    .replace(SECRET_SEGMENT, '[redacted]');
   if (queryAt === -1) return path;
   const query = url
     .slice(queryAt + 1)
