@@ -132,7 +132,7 @@ export function createServices(deps: ServiceDeps): Services {
       ...(deps.wakePaging ? { onClaimed: () => paging.wake() } : {}),
     }),
     escalationPolicies: new EscalationPolicyService({ ...deps, audit }),
-    contactMethods: new ContactMethodService({ ...deps, paging }),
+    contactMethods: new ContactMethodService({ ...deps, paging, audit }),
     maintenanceWindows: new MaintenanceWindowService({ ...deps, audit }),
     alerts: new AlertService(deps),
     alertExpiry: new AlertExpiryService(deps),

@@ -125,15 +125,32 @@ export class UserService {
     this.#credentialsChanged();
   }
 
-  /** Sets or clears (`""`) a person's ntfy topic: your own, or anyone's as an admin. */
-  async setNotifyTopic(principal: Principal, id: number, topicText: string): Promise<UserRow> {
+  /**
+   * Sets or clears (`""`) a person's ntfy topic: your own, or anyone's as an
+   * admin. Audited like contact methods, without the topic (a credential).
+   */
+  async setNotifyTopic(
+    principal: Principal,
+    id: number,
+    topicText: string,
+    clientAddress: string,
+  ): Promise<UserRow> {
     requireSelfOrAdmin(principal, id, 'set the notification topic');
     const topic = parseNtfyTopic(topicText);
     const existing = await findPersonById(this.#db, id);
     if (!existing) throw notFound(`user ${id}`);
-    const user = await setNtfyTopic(this.#db, id, topic);
-    if (!user) throw notFound(`user ${id}`);
-    return user;
+    return this.#db.transaction(async (tx) => {
+      const user = await setNtfyTopic(tx, id, topic);
+      if (!user) throw notFound(`user ${id}`);
+      await this.#audit.record(tx, {
+        actor: principal,
+        action: topic === null ? 'user.ntfy_topic_cleared' : 'user.ntfy_topic_set',
+        target: `user:${id}`,
+        detail: { username: user.username },
+        clientAddress,
+      });
+      return user;
+    });
   }
 
   /** Makes a person admin or member (admins only); the last admin cannot be demoted (409). */

@@ -124,6 +124,51 @@ forEachDatabase('audit log', (database) => {
     assert.ok(!secrets.some((secret) => JSON.stringify(entries).includes(secret)), 'no key in the audit log');
   });
 
+  test("where a person's pages go is recorded: contact methods and the ntfy topic, without targets or secrets", async () => {
+    const before = (await audit('?limit=1')).body[0]?.id ?? 0;
+    const methods = `/api/users/${member.id}/contact-methods`;
+    // An admin pointing someone's pages (and the Acknowledge that acts as them) somewhere else.
+    const hook = await server.request({
+      method: 'POST',
+      url: methods,
+      as: admin,
+      payload: { kind: 'webhook', target: 'https://hooks.example.com/milo', name: 'relay' },
+    });
+    assert.equal(hook.status, 201);
+    const phone = await server.request({
+      method: 'POST',
+      url: methods,
+      as: member,
+      payload: { kind: 'ntfy', target: 'milo-pager-q8z3', name: 'phone' },
+    });
+    const method = (id: number) => `${methods}/${id}`;
+    await server.request({
+      method: 'PATCH',
+      url: method(phone.body.id),
+      as: member,
+      payload: { enabled: false },
+    });
+    await server.request({ method: 'DELETE', url: method(hook.body.id), as: member });
+    const notify = { method: 'PUT', url: `/api/users/${member.id}/notify`, as: admin } as const;
+    await server.request({ ...notify, payload: { ntfy_topic: 'milo-legacy-k2p9' } });
+    await server.request({ ...notify, payload: { ntfy_topic: '' } });
+
+    const entries = (await audit('?limit=50')).body.filter((entry: { id: number }) => entry.id > before);
+    assert.deepEqual(entries.map((entry: any) => [entry.action, entry.actor, entry.target]).reverse(), [
+      ['contact_method.created', 'audrey', `contact_method:${hook.body.id}`],
+      ['contact_method.created', 'milo', `contact_method:${phone.body.id}`],
+      ['contact_method.disabled', 'milo', `contact_method:${phone.body.id}`],
+      ['contact_method.deleted', 'milo', `contact_method:${hook.body.id}`],
+      ['user.ntfy_topic_set', 'audrey', `user:${member.id}`],
+      ['user.ntfy_topic_cleared', 'audrey', `user:${member.id}`],
+    ]);
+    assert.deepEqual(entries.at(-1).detail, { user_id: member.id, kind: 'webhook', name: 'relay' });
+    const text = JSON.stringify(entries);
+    for (const secret of ['hooks.example.com', hook.body.secret, 'milo-pager-q8z3', 'milo-legacy-k2p9']) {
+      assert.ok(!text.includes(secret), `${secret} is not in the audit log`);
+    }
+  });
+
   test('members may not read the audit log (403)', async () => {
     const response = await audit('', member);
     assert.equal(response.status, 403);

@@ -59,7 +59,7 @@ export function contactMethodRoutes(methods: ContactMethodService) {
         },
       },
       async (request, reply) => {
-        const row = await methods.create(principalOf(request), request.params.id, request.body);
+        const row = await methods.create(principalOf(request), request.params.id, request.body, request.ip);
         return reply.status(201).send(serialiseContactMethod(row, { withSecret: true }));
       },
     );
@@ -83,6 +83,7 @@ export function contactMethodRoutes(methods: ContactMethodService) {
             request.params.id,
             request.params.methodId,
             request.body.enabled,
+            request.ip,
           ),
         ),
     );
@@ -99,7 +100,7 @@ export function contactMethodRoutes(methods: ContactMethodService) {
         },
       },
       async (request, reply) => {
-        await methods.delete(principalOf(request), request.params.id, request.params.methodId);
+        await methods.delete(principalOf(request), request.params.id, request.params.methodId, request.ip);
         return reply.status(204).send(null);
       },
     );

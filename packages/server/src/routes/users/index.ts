@@ -102,7 +102,12 @@ export function userRoutes(users: UserService) {
       },
       async (request) =>
         serializeUser(
-          await users.setNotifyTopic(principalOf(request), request.params.id, request.body.ntfy_topic),
+          await users.setNotifyTopic(
+            principalOf(request),
+            request.params.id,
+            request.body.ntfy_topic,
+            request.ip,
+          ),
         ),
     );
 

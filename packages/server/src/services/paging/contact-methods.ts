@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Database } from '../../db/database.ts';
+import type { Database, Queryable } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
 import { requireSelfOrAdmin, type Principal } from '../../auth/principal.ts';
 import { badRequest, notFound } from '../../errors.ts';
@@ -16,6 +16,7 @@ import { findPageablePeople, type PageablePerson } from '../../repositories/pagi
 import { parseEmail, parseNtfyTopic } from '../user-fields.ts';
 import type { PagingConfig } from './config.ts';
 import type { PagingService } from './paging.ts';
+import type { AuditService } from '../audit.ts';
 
 export interface ContactMethodInput {
   kind: ContactMethodKind;
@@ -29,17 +30,29 @@ export interface ContactMethodInput {
 
 const MAX_METHODS_PER_PERSON = 20;
 
-/** A person's ways of being paged: their own for members, anyone's for admins. */
+/**
+ * A person's ways of being paged: their own for members, anyone's for admins.
+ * Changes are audited: a method is where that person's pages go, with the
+ * Acknowledge that acts as them.
+ */
 export class ContactMethodService {
   readonly #db: Database;
   readonly #clock: Clock;
   readonly #paging: PagingService;
+  readonly #audit: AuditService;
   readonly #emailConfigured: boolean;
 
-  constructor(deps: { db: Database; clock: Clock; paging: PagingService; config: { paging: PagingConfig } }) {
+  constructor(deps: {
+    db: Database;
+    clock: Clock;
+    paging: PagingService;
+    audit: AuditService;
+    config: { paging: PagingConfig };
+  }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#paging = deps.paging;
+    this.#audit = deps.audit;
     this.#emailConfigured = deps.config.paging.smtp !== undefined;
   }
 
@@ -50,7 +63,12 @@ export class ContactMethodService {
   }
 
   /** Adds a method. A webhook without a secret gets a generated one, returned in this answer only. */
-  async create(principal: Principal, userId: number, input: ContactMethodInput): Promise<ContactMethodRow> {
+  async create(
+    principal: Principal,
+    userId: number,
+    input: ContactMethodInput,
+    clientAddress: string,
+  ): Promise<ContactMethodRow> {
     requireSelfOrAdmin(principal, userId, 'add contact methods');
     await this.#person(userId);
     const name = (input.name ?? '').trim();
@@ -80,11 +98,15 @@ export class ContactMethodService {
         `a person may have at most ${MAX_METHODS_PER_PERSON} contact methods; delete one first`,
       );
     }
-    return insertContactMethod(
-      this.#db,
-      { user_id: userId, kind: input.kind, name, target, secret, enabled: input.enabled ?? true },
-      this.#clock.now(),
-    );
+    return this.#db.transaction(async (tx) => {
+      const method = await insertContactMethod(
+        tx,
+        { user_id: userId, kind: input.kind, name, target, secret, enabled: input.enabled ?? true },
+        this.#clock.now(),
+      );
+      await this.#record(tx, principal, 'contact_method.created', method, clientAddress);
+      return method;
+    });
   }
 
   /** Switches a method on or off (a method that is off is not paged). */
@@ -93,17 +115,26 @@ export class ContactMethodService {
     userId: number,
     id: number,
     enabled: boolean,
+    clientAddress: string,
   ): Promise<ContactMethodRow> {
     requireSelfOrAdmin(principal, userId, 'change contact methods');
-    const method = await setContactMethodEnabled(this.#db, userId, id, enabled);
-    if (method === undefined) throw notFound(`contact method ${id} of user ${userId}`);
-    return method;
+    return this.#db.transaction(async (tx) => {
+      const method = await setContactMethodEnabled(tx, userId, id, enabled);
+      if (method === undefined) throw notFound(`contact method ${id} of user ${userId}`);
+      const action = enabled ? 'contact_method.enabled' : 'contact_method.disabled';
+      await this.#record(tx, principal, action, method, clientAddress);
+      return method;
+    });
   }
 
-  async delete(principal: Principal, userId: number, id: number): Promise<void> {
+  async delete(principal: Principal, userId: number, id: number, clientAddress: string): Promise<void> {
     requireSelfOrAdmin(principal, userId, 'delete contact methods');
-    if (!(await deleteContactMethod(this.#db, userId, id)))
-      throw notFound(`contact method ${id} of user ${userId}`);
+    await this.#db.transaction(async (tx) => {
+      const method = await findContactMethod(tx, userId, id);
+      if (method === undefined || !(await deleteContactMethod(tx, userId, id)))
+        throw notFound(`contact method ${id} of user ${userId}`);
+      await this.#record(tx, principal, 'contact_method.deleted', method, clientAddress);
+    });
   }
 
   /** Sends a test message now and reports what the provider answered. */
@@ -117,6 +148,23 @@ export class ContactMethodService {
     const method = await findContactMethod(this.#db, userId, id);
     if (method === undefined) throw notFound(`contact method ${id} of user ${userId}`);
     return this.#paging.sendTest(person, method);
+  }
+
+  /** Who, whose and which kind; never the target (an ntfy topic is itself a credential) or the secret. */
+  async #record(
+    tx: Queryable,
+    principal: Principal,
+    action: string,
+    method: ContactMethodRow,
+    clientAddress: string,
+  ): Promise<void> {
+    await this.#audit.record(tx, {
+      actor: principal,
+      action,
+      target: `contact_method:${method.id}`,
+      detail: { user_id: method.user_id, kind: method.kind, name: method.name },
+      clientAddress,
+    });
   }
 
   async #person(userId: number): Promise<PageablePerson> {
