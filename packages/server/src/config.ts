@@ -28,6 +28,8 @@ export interface Config {
   /** Public base URL (https makes session cookies Secure; OIDC redirect derives from it). */
   publicUrl: string | undefined;
   sessionTtlMs: number;
+  /** A session ends this long after its sign-in however much it is used (`TERDUT_SESSION_MAX_AGE`). */
+  sessionMaxAgeMs: number;
   /**
    * Reverse proxies (addresses, CIDRs, or proxy-addr's `loopback`,
    * `linklocal`, `uniquelocal`) whose X-Forwarded-For / -Proto are believed.
@@ -235,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     publicUrl,
     sessionTtlMs: duration('TERDUT_SESSION_TTL', '12h'),
+    sessionMaxAgeMs: duration('TERDUT_SESSION_MAX_AGE', '30d'),
     trustedProxies,
     oidc,
     metricsToken,

@@ -22,18 +22,20 @@ export async function insertSession(
 
 /**
  * The session with this id if it is not revoked, was seen after `idleSince`,
- * and its user is not deleted (so deleting a user ends their sessions at once).
+ * started after `startedSince`, and its user is not deleted (so deleting a
+ * user ends their sessions at once).
  */
 export async function findLiveSession(
   db: Queryable,
   id: string,
-  idleSince: Date,
+  bounds: { idleSince: Date; startedSince: Date },
 ): Promise<SessionOwnerRow | undefined> {
   const result = await db.query<SessionOwnerRow>(
     `SELECT s.id AS session_id, s.last_seen_at, u.id AS user_id, u.username, u.role, u.kind
        FROM sessions s JOIN users u ON u.id = s.user_id
-      WHERE s.id = $1 AND s.revoked_at IS NULL AND s.last_seen_at > $2 AND u.deleted_at IS NULL`,
-    [id, idleSince],
+      WHERE s.id = $1 AND s.revoked_at IS NULL AND s.last_seen_at > $2 AND s.created_at > $3
+        AND u.deleted_at IS NULL`,
+    [id, bounds.idleSince, bounds.startedSince],
   );
   return result.rows[0];
 }

@@ -43,11 +43,17 @@ export class SessionService {
   readonly #db: Database;
   readonly #clock: Clock;
   readonly #ttlMs: number;
+  readonly #maxAgeMs: number;
 
-  constructor(deps: { db: Database; clock: Clock; config: { sessionTtlMs: number } }) {
+  constructor(deps: {
+    db: Database;
+    clock: Clock;
+    config: { sessionTtlMs: number; sessionMaxAgeMs: number };
+  }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#ttlMs = deps.config.sessionTtlMs;
+    this.#maxAgeMs = deps.config.sessionMaxAgeMs;
   }
 
   /** Starts a session for `userId` inside `tx` (the sign-in's transaction). */
@@ -64,13 +70,18 @@ export class SessionService {
 
   /**
    * The principal behind a session cookie, or undefined when the session is
-   * unknown, revoked, idle longer than the TTL, or its user was deleted.
+   * unknown, revoked, idle longer than the TTL, older than the maximum age
+   * (a session used every day would otherwise last for good: someone removed
+   * at the OIDC provider would keep it), or its user was deleted.
    */
   async authenticate(cookieValue: string): Promise<Principal | undefined> {
     if (!/^[\w-]{43}$/.test(cookieValue)) return undefined;
     const now = this.#clock.now();
     const id = sessionIdOf(cookieValue);
-    const owner = await findLiveSession(this.#db, id, new Date(now.getTime() - this.#ttlMs));
+    const owner = await findLiveSession(this.#db, id, {
+      idleSince: new Date(now.getTime() - this.#ttlMs),
+      startedSince: new Date(now.getTime() - this.#maxAgeMs),
+    });
     if (!owner) return undefined;
     const staleBefore = new Date(now.getTime() - LAST_SEEN_PRECISION_MS);
     if (new Date(owner.last_seen_at) < staleBefore) await touchSession(this.#db, id, now, staleBefore);

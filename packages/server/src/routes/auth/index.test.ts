@@ -282,6 +282,25 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     assert.equal(await sessionsOf(), 1, 'the expired session was deleted, the new one is there');
   });
 
+  test('a session used every day still ends 30 days after its sign-in (TERDUT_SESSION_MAX_AGE)', async () => {
+    const person = await personWithPassword();
+    const browser = await signIn(person.username, person.password);
+    const me = () => server.request({ method: 'GET', url: '/api/me', headers: asBrowser(browser) });
+    // Used every 11 hours, within the 12h TTL, for 29 days and 23 hours.
+    for (let hours = 11; hours < 30 * 24; hours += 11) {
+      clock.advance(11 * HOUR);
+      assert.equal((await me()).status, 200, `used ${hours} hours after the sign-in`);
+    }
+    clock.advance(6 * HOUR);
+    assert.equal((await me()).status, 401, 'thirty days after the sign-in');
+    const again = await signIn(person.username, person.password);
+    assert.equal(
+      (await server.request({ method: 'GET', url: '/api/me', headers: asBrowser(again) })).status,
+      200,
+      'a new sign-in starts a new session',
+    );
+  });
+
   test('using a session records it at most once a minute, not on every request', async () => {
     const person = await personWithPassword();
     const browser = await signIn(person.username, person.password);
