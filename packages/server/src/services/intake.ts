@@ -172,7 +172,7 @@ export class IntakeService {
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await this.#db.transaction((tx) => this.#apply(tx, notification, this.#clock.now()));
+        const result = await this.#db.transaction((tx) => this.#apply(tx, notification));
         this.#hints.remember(groupKey, alerts, result.incident_id !== undefined);
         return result;
       } catch (error) {
@@ -238,14 +238,18 @@ export class IntakeService {
    * incident for a new occurrence, join the open incident, note resolves on
    * closed incidents, expire what nothing refreshed, resolve when all is quiet.
    */
-  async #apply(tx: Queryable, notification: AlertGroupNotification, now: Date): Promise<IntakeResult> {
+  async #apply(tx: Queryable, notification: AlertGroupNotification): Promise<IntakeResult> {
     const { groupKey } = notification;
     // Set-at-a-time writes go in slices (db/batches.ts): the largest
     // notification must not hold PGlite's thread, and so /healthz, for long.
     const batch = this.#batchRows;
-    const staleBefore = this.#staleBefore(now);
     // Every writer of this group waits here, on every replica, until we commit.
+    const staleBefore = this.#staleBefore(this.#clock.now());
     const locked = await lockGroup(tx, groupKey, notification.alerts, staleBefore, batch);
+    // The clock is read after the wait: people may have acted on the incident
+    // meanwhile, and what this notification does comes after that (else its
+    // resolve is stamped before an acknowledgement it followed).
+    const now = this.#clock.now();
     let incident = locked.incident;
     const live = (await upsertAlerts(tx, notification.alerts, locked.alerts, now, batch)).filter(
       (alert) => alert.change !== 'outdated',
