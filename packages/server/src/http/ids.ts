@@ -26,7 +26,7 @@ export function installIdParamCheck(app: FastifyInstance): void {
           `path field "${name}" must be an id: decimal digits from 1 to ${Number.MAX_SAFE_INTEGER}`,
         );
       }
-      if (text.length > 16 && BigInt(text) > BigInt(Number.MAX_SAFE_INTEGER)) {
+      if (text.length >= 16 && BigInt(text) > BigInt(Number.MAX_SAFE_INTEGER)) {
         throw new ApiError(404, `no object has ${name} ${text.slice(0, 40)}`);
       }
     }

@@ -126,6 +126,14 @@ forEachDatabase('text no database can store, and malformed ids', (database) => {
     assert.equal(second.status, 404);
   });
 
+  test('a well-formed id just beyond 2^53−1, with as many digits, is 404 like a longer one', async () => {
+    for (const id of ['9007199254740992', '9999999999999999', '99999999999999999']) {
+      const response = await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin });
+      assert.equal(response.status, 404, `${id}: ${JSON.stringify(response.body)}`);
+      assert.equal(response.body.error, `no object has id ${id}`);
+    }
+  });
+
   test('an id in a body beyond 2^53 is 400, not a database error', async () => {
     const response = await send(
       'POST',
