@@ -54,10 +54,38 @@ function describeValidation(error: FastifyError): string {
   const explained: unknown = (first as { parentSchema?: { errorMessage?: unknown } }).parentSchema
     ?.errorMessage;
   let message = typeof explained === 'string' ? explained : (first.message ?? 'is invalid');
-  // A form error (never a length error, which could echo a password) shows what was sent.
   const sent: unknown = (first as { data?: unknown }).data;
+  // "must be equal to constant" says neither which: a literal names its value, and a union of
+  // literals, which fails on its first choice, all of them. In a union of objects the first
+  // branch's literal is not the only choice: its message stays.
+  const errors = error.validation!;
+  const choices =
+    first.keyword !== 'const'
+      ? undefined
+      : (choicesAt(errors, first.instancePath) ??
+        (errors.some((other) => other.keyword === 'anyOf') ? undefined : [params.allowedValue]));
+  if (choices !== undefined) {
+    const listed = choices.map((choice) => JSON.stringify(choice));
+    message = `must be ${listed.length > 1 ? 'one of ' : ''}${listed.join(', ')}, got ${JSON.stringify(sent)?.slice(0, 40)}`;
+  }
+  // A form error (never a length error, which could echo a password) shows what was sent.
   if ((first.keyword === 'pattern' || first.keyword === 'format') && typeof sent === 'string') {
     message += `, got ${JSON.stringify(sent.slice(0, 40))}`;
   }
   return `${context === 'body' ? '' : context + ' '}field "${field}" ${message}`.trim();
+}
+
+/** The values of a union of literals (an `anyOf` of `const`s) that failed at this place, if that is what failed. */
+function choicesAt(
+  errors: NonNullable<FastifyError['validation']>,
+  instancePath: string,
+): unknown[] | undefined {
+  const union = errors.find(
+    (candidate) => candidate.keyword === 'anyOf' && candidate.instancePath === instancePath,
+  );
+  const branches: unknown = (union as { schema?: unknown } | undefined)?.schema;
+  if (!Array.isArray(branches)) return undefined;
+  const literal = (branch: unknown): branch is { const: unknown } =>
+    typeof branch === 'object' && branch !== null && 'const' in branch;
+  return branches.every(literal) ? branches.map((branch) => branch.const) : undefined;
 }

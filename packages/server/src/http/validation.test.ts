@@ -35,3 +35,37 @@ test('query parameters arrive as text and are still read as numbers', async () =
   assert.ok(Array.isArray(response.body));
   assert.ok(response.body.length <= 1);
 });
+
+test('a value outside a list of choices is 400 naming the field, the choices and what was sent', async () => {
+  const list = await server.request({ method: 'GET', url: '/api/incidents?status=open', as: admin });
+  assert.equal(list.status, 400);
+  assert.equal(
+    list.body.error,
+    'querystring field "status" must be one of "triggered", "acknowledged", "resolved", got "open"',
+  );
+  const role = await server.request({
+    method: 'PUT',
+    url: `/api/users/${admin.id}/role`,
+    as: admin,
+    payload: { role: 'owner' },
+  });
+  assert.equal(role.status, 400);
+  assert.equal(role.body.error, 'field "role" must be one of "admin", "member", got "owner"');
+  const account = await server.request({
+    method: 'POST',
+    url: '/api/service-accounts',
+    as: admin,
+    payload: { name: 'choices', scope: 'global' },
+  });
+  assert.equal(account.status, 400);
+  assert.equal(account.body.error, 'field "scope" must be "instance", got "global"');
+  // One of several kinds of object: the first kind's value is not the only one allowed.
+  const policy = await server.request({
+    method: 'POST',
+    url: '/api/escalation-policies',
+    as: admin,
+    payload: { name: 'choices', steps: [{ targets: [{ type: 'team' }] }] },
+  });
+  assert.equal(policy.status, 400);
+  assert.doesNotMatch(policy.body.error, /must be "on_call"/);
+});
