@@ -80,7 +80,14 @@ export const WebhookPayload = Type.Object(
     commonLabels: Type.Optional(Labels),
     commonAnnotations: Type.Optional(Annotations),
     externalURL: Type.Optional(Type.String({ maxLength: WEBHOOK_LIMITS.urlLength })),
-    alerts: Type.Array(WebhookAlert, { maxItems: WEBHOOK_LIMITS.alerts }),
+    alerts: Type.Array(WebhookAlert, {
+      maxItems: WEBHOOK_LIMITS.alerts,
+      // Alertmanager does not retry a 400, and every later notification of so large a group is as
+      // large: the answer says how to have it sent at all.
+      errorMessage:
+        `must be an array of at most ${WEBHOOK_LIMITS.alerts} alerts; set max_alerts: ${WEBHOOK_LIMITS.alerts} ` +
+        "in Alertmanager's webhook_configs so that larger groups are sent truncated (truncatedAlerts)",
+    }),
   },
   { additionalProperties: true },
 );

@@ -168,7 +168,7 @@ forEachDatabase('poison notifications', (database) => {
           (p.alerts = Array.from({ length: WEBHOOK_LIMITS.alerts + 1 }, (_, i) =>
             firingAlert({ labels: { i: String(i) } }),
           )),
-        /"alerts" must NOT have more than 2000 items/,
+        /"alerts" must be an array of at most 2000 alerts; set max_alerts: 2000 in Alertmanager's webhook_configs/,
       ],
       [
         (p) =>
