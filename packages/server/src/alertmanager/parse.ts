@@ -57,7 +57,8 @@ export function parseNotification(payload: WebhookPayload, now: Date): AlertGrou
       throw badRequest(
         `field "alerts.${index}.startsAt" (${alert.startsAt}) is ${formatDuration(ahead)} ahead of this server's ` +
           `clock (${now.toISOString()}); at most ${formatDuration(MAX_START_AHEAD_MS)} is accepted: ` +
-          'check the clock of the Prometheus that sent it',
+          'check the clock of the Prometheus that sent it, or the client that posted it to Alertmanager ' +
+          'with an endsAt but no startsAt (Alertmanager then starts the alert at its endsAt)',
       );
     }
     const endsAt = alert.endsAt === undefined ? null : parseTime(alert.endsAt, `alerts.${index}.endsAt`);
