@@ -58,12 +58,13 @@ forEachDatabase('typed client against a listening server', (database) => {
   });
   test('webhook, incidents, alerts and statistics through the client', async () => {
     const alertmanager = new TerdutClient({ baseUrl: asAdmin.http.baseUrl, token: admin.key });
-    await alertmanager.webhook.sendAlertmanager(
+    const accepted = await alertmanager.webhook.sendAlertmanager(
       notificationOfSize(3, { groupKey: 'client-group', name: 'ClientTest' }),
     );
 
     const [incident] = await asMember.incidents.list();
     assert.ok(incident);
+    assert.deepEqual(accepted, { status: 'accepted', incident_id: incident.id });
     assert.equal(incident.group_key, 'client-group');
     assert.equal(incident.status, 'triggered');
     const detailed = await asMember.incidents.get(incident.id);

@@ -1,4 +1,4 @@
-import type { WebhookAlert, WebhookPayload } from '@terdut/contract';
+import type { WebhookAccepted, WebhookAlert, WebhookPayload } from '@terdut/contract';
 import type { HttpTransport } from './http.ts';
 
 /**
@@ -22,8 +22,11 @@ export class WebhookApi {
     this.#http = http;
   }
 
-  /** Resolves once the server has durably committed the notification. */
-  async sendAlertmanager(notification: AlertmanagerNotification): Promise<void> {
-    await this.#http.request('POST', '/api/webhook/alertmanager', { body: notification });
+  /**
+   * Resolves once the server has durably committed the notification, with its answer: the
+   * group's open incident afterwards (`incident_id`, absent when none is open).
+   */
+  async sendAlertmanager(notification: AlertmanagerNotification): Promise<WebhookAccepted> {
+    return this.#http.request('POST', '/api/webhook/alertmanager', { body: notification });
   }
 }
