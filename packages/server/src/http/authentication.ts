@@ -161,9 +161,19 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
 }
 
 function credentialAdvice(request: FastifyRequest): string {
-  return request.headers.authorization
-    ? 'invalid API key'
-    : 'authentication required: send Authorization: Bearer <api key>, or sign in at /auth/login';
+  const authorization = request.headers.authorization;
+  if (!authorization) {
+    return 'authentication required: send Authorization: Bearer <api key>, or sign in at /auth/login';
+  }
+  // Another scheme (Alertmanager's basic_auth sends Basic) is not a wrong key: say what to send.
+  const scheme = /^(\S+)\s/.exec(authorization)?.[1];
+  if (scheme !== undefined && scheme.toLowerCase() !== 'bearer') {
+    return (
+      `${scheme.slice(0, 20)} authentication is not accepted; send Authorization: Bearer <api key> ` +
+      '(in Alertmanager: http_config.authorization, not basic_auth)'
+    );
+  }
+  return 'invalid API key';
 }
 
 /**

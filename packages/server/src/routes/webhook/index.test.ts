@@ -57,6 +57,22 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
     assert.equal(response.status, 401);
   });
 
+  test("Alertmanager's basic_auth is refused with 401 saying to send the key as a Bearer credential", async () => {
+    const response = await server.request({
+      method: 'POST',
+      url: '/api/webhook/alertmanager',
+      headers: {
+        authorization: `Basic ${Buffer.from(`alertmanager:${alertmanager.key}`).toString('base64')}`,
+      },
+      payload: notification({ alerts: [firingAlert()] }),
+    });
+    assert.equal(response.status, 401);
+    assert.match(
+      response.body.error,
+      /Basic authentication is not accepted; send Authorization: Bearer <api key>/,
+    );
+  });
+
   test('a version other than "4" is refused with 400 naming the field, and nothing is stored', async () => {
     const before = await countRows('alerts');
     const response = await post(
