@@ -10,6 +10,12 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
     if (error instanceof ApiError) {
       if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+      // RFC 9110 section 15.5.2: a 401 names the scheme that works. Every credential a
+      // protected route takes in a header is a Bearer one; a public route's 401 (a wrong
+      // password at sign-in) is no challenge.
+      if (error.status === 401 && request.routeOptions.config?.auth?.kind !== 'public') {
+        reply.header('www-authenticate', 'Bearer');
+      }
       return reply.status(error.status).send({ error: error.message });
     }
     const fastifyError = error as FastifyError;

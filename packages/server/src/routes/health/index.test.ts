@@ -26,12 +26,15 @@ forEachDatabase('health and authentication', (database) => {
     const response = await server.request({ method: 'GET', url: '/api/me' });
     assert.equal(response.status, 401);
     assert.match(response.body.error, /Authorization: Bearer/);
+    // RFC 9110: a 401 carries the challenge, for HTTP clients that answer it.
+    assert.equal(response.headers['www-authenticate'], 'Bearer');
   });
 
   test('a wrong API key is refused with 401', async () => {
     const response = await server.request({ method: 'GET', url: '/api/me', as: 'f'.repeat(64) });
     assert.equal(response.status, 401);
     assert.deepEqual(response.body, { error: 'invalid API key' });
+    assert.equal(response.headers['www-authenticate'], 'Bearer');
   });
 
   test('an unknown route answers 404 with a JSON error', async () => {
