@@ -91,8 +91,7 @@ export class AlertExpiryService {
     const result: ExpirySweepResult = { expiredAlerts: 0, resolvedIncidents: 0 };
     const visited = new Set<string>();
     for (;;) {
-      const now = this.#clock.now();
-      const cutoff = new Date(now.getTime() - this.#staleAfterMs);
+      const cutoff = new Date(this.#clock.now().getTime() - this.#staleAfterMs);
       const groups = await groupsWithStaleAlerts(this.#db, cutoff, [...visited], 100);
       if (groups.length === 0) break;
       for (const groupKey of groups) {
@@ -100,6 +99,8 @@ export class AlertExpiryService {
         const outcome = await this.#db.transaction(async (tx) => {
           if (!(await tryLockIncidentGroup(tx, groupKey))) return { expired: 0, resolved: undefined };
           const open: IncidentRow | undefined = await lockOpenIncidentOfGroup(tx, groupKey);
+          // Read after the wait for the incident (and the groups before it): what people did meanwhile comes first.
+          const now = this.#clock.now();
           const expired = await expireStaleAlertsOfGroup(tx, groupKey, now, this.#staleAfterMs);
           const resolved =
             open !== undefined && expired.length > 0
