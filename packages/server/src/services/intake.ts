@@ -465,7 +465,7 @@ async function upsertAlerts(
   const touched: { id: number; state: AlertState }[] = [];
   for (const [fingerprint, row] of existing) {
     const incoming = byFingerprint.get(fingerprint)!;
-    const change = classify(row, incoming);
+    const change = classify(row, incoming, now);
     switch (change) {
       case 'outdated':
         received.push({ row, change });
@@ -487,7 +487,19 @@ async function upsertAlerts(
   return received.sort((a, b) => order.get(a.row.fingerprint)! - order.get(b.row.fingerprint)!);
 }
 
-function classify(stored: AlertRow, incoming: AlertState): AlertChange {
+/**
+ * How long after Alertmanager's resolve of an occurrence a firing
+ * notification of it counts as a late duplicate: a notification made before
+ * the resolve and delivered after it, by an HA peer or by Alertmanager
+ * retrying within its flush (bounded by `group_interval`, 5 minutes by
+ * default). Later, the same occurrence firing again is real: Alertmanager
+ * resolved it by timeout while Prometheus could not reach it (a partition,
+ * slow rule evaluation) and Prometheus then sent it again with its old
+ * startsAt; ignoring it would leave a firing alert unpaged for good.
+ */
+const LATE_DUPLICATE_WINDOW_MS = 10 * 60_000;
+
+function classify(stored: AlertRow, incoming: AlertState, now: Date): AlertChange {
   const storedStart = stored.starts_at.getTime();
   const incomingStart = incoming.starts_at.getTime();
   if (incomingStart > storedStart) return 'new_occurrence';
@@ -497,10 +509,12 @@ function classify(stored: AlertRow, incoming: AlertState): AlertChange {
     return sameContent(stored, incoming) ? 'unchanged' : 'changed';
   }
   if (incoming.status === 'firing') {
-    // A firing notification for an occurrence Alertmanager itself resolved is
-    // a late duplicate (HA peers); a real re-fire carries a later startsAt.
-    // One the server only presumed resolved is in fact still firing.
-    return stored.resolution_source === 'expiry' ? 'revived' : 'outdated';
+    // One the server only presumed resolved is in fact still firing. For an
+    // occurrence Alertmanager itself resolved, a firing notification soon
+    // after is a late duplicate; one later (last_seen_at: the resolve or a
+    // repeat of it, as ignored duplicates move nothing) fires again.
+    if (stored.resolution_source === 'expiry') return 'revived';
+    return now.getTime() - stored.last_seen_at.getTime() > LATE_DUPLICATE_WINDOW_MS ? 'revived' : 'outdated';
   }
   // Resolved twice: Alertmanager's word replaces a presumed expiry.
   if (stored.resolution_source === 'expiry') return 'changed';

@@ -427,6 +427,29 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
     assert.equal(detail.alerts[0].status, 'resolved');
   });
 
+  test('an alert Alertmanager resolved by timeout that Prometheus sends again later (same startsAt) opens a new incident', async () => {
+    // Prometheus could not reach Alertmanager for longer than the alert's endsAt: Alertmanager
+    // resolved it; once reachable, Prometheus sends it again with its old startsAt.
+    const spec = { name: 'Partitioned', labels: { severity: 'critical' } };
+    const opened = await post(notification({ groupKey: 'partition', alerts: [firingAlert(spec)] }));
+    await post(notification({ groupKey: 'partition', alerts: [resolvedAlert(spec)] }));
+    clock.advance(9 * 60_000);
+    const duplicate = await post(notification({ groupKey: 'partition', alerts: [firingAlert(spec)] }));
+    assert.equal('incident_id' in duplicate.body, false, 'within 10 minutes: a late duplicate');
+    clock.advance(2 * 60_000);
+    const again = await post(notification({ groupKey: 'partition', alerts: [firingAlert(spec)] }));
+    assert.equal(typeof again.body.incident_id, 'number', 'eleven minutes after the resolve it fires again');
+    assert.notEqual(again.body.incident_id, opened.body.incident_id);
+    const detail = await incident(again.body.incident_id);
+    assert.equal(detail.status, 'triggered');
+    assert.equal(detail.severity, 'critical');
+    assert.deepEqual(
+      detail.alerts.map((alert: { status: string }) => alert.status),
+      ['firing'],
+    );
+    assert.equal((await incident(opened.body.incident_id)).status, 'resolved');
+  });
+
   test('alerts from different groups make different incidents', async () => {
     const one = await post(notification({ groupKey: 'group-one', alerts: [firingAlert({ name: 'One' })] }));
     const two = await post(notification({ groupKey: 'group-two', alerts: [firingAlert({ name: 'Two' })] }));
