@@ -239,7 +239,8 @@ export class IncidentService {
   /** Adds a note (also to resolved incidents: post-mortems). Returns the new event. */
   async addNote(principal: Principal, id: number, content: string): Promise<IncidentEventRow> {
     if (content.trim() === '') throw badRequest('field "content" must not be empty');
-    if (content.length > MAX_NOTE_LENGTH) {
+    // Characters as the contract's maxLength counts them (code points, not UTF-16 units: an emoji is one).
+    if (content.length > MAX_NOTE_LENGTH && [...content].length > MAX_NOTE_LENGTH) {
       throw badRequest(`field "content" must be at most ${MAX_NOTE_LENGTH} characters`);
     }
     return this.#db.transaction(async (tx) => {

@@ -462,7 +462,18 @@ forEachDatabase('incidents API', (database) => {
     assert.equal(note.body.incident_id, id);
     assert.equal(note.body.user_id, alice.id);
 
-    for (const payload of [{}, { content: '' }, { content: '   ' }, { content: ['a', 'b'] }]) {
+    // 20,000 characters as the published schema counts them: emoji are one each, though two UTF-16 units.
+    const emoji = await call('POST', `/api/incidents/${await newIncident()}/notes`, alice, {
+      content: '🔥'.repeat(20_000),
+    });
+    assert.equal(emoji.status, 201, JSON.stringify(emoji.body).slice(0, 200));
+    for (const payload of [
+      {},
+      { content: '' },
+      { content: '   ' },
+      { content: ['a', 'b'] },
+      { content: '🔥'.repeat(20_001) },
+    ]) {
       const bad = await call('POST', `/api/incidents/${id}/notes`, alice, payload);
       assert.equal(bad.status, 400, JSON.stringify(payload));
       assert.match(bad.body.error, /content/);
