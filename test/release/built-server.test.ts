@@ -8,9 +8,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { repoRoot, ChildProcessGroup } from '../peers/child-processes.ts';
 import { startServerProcess, type RunningServer } from '../support/server-process.ts';
 import { buildWebApp } from '../../packages/web/build.ts';
@@ -41,6 +41,28 @@ test('bin/terdut-server --version prints the release without loading TypeScript'
     env: { PATH: process.env.PATH ?? '', ...WITHOUT_TYPESCRIPT },
   }).trim();
   assert.equal(printed, version);
+});
+
+test('bin/terdut-server migrate --help prints the help and leaves the database alone; an unknown argument is refused', () => {
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'terdut-built-args-')), 'data');
+  try {
+    const run = (args: string[]) =>
+      spawnSync(BIN, args, {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '', TERDUT_DATA_DIR: dataDir, ...WITHOUT_TYPESCRIPT },
+      });
+    const help = run(['migrate', '--help']);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /Usage:/);
+    assert.equal(existsSync(dataDir), false, 'migrate --help opened the database');
+
+    const unknown = run(['serve', '--port', '9090']);
+    assert.equal(unknown.status, 2, unknown.stdout);
+    assert.match(unknown.stderr, /serve takes no arguments, got "--port 9090"/);
+    assert.equal(existsSync(dataDir), false, 'serve --port 9090 opened the database');
+  } finally {
+    rmSync(dirname(dataDir), { recursive: true, force: true });
+  }
 });
 
 test('bin/terdut-server caps the heap at 512 MiB, and TERDUT_NODE_FLAGS overrides its flags', () => {

@@ -42,6 +42,19 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  // `serve` and `migrate` take no arguments: one they ignored (`migrate --help`)
+  // would run the command against the configured database instead.
+  if ((command === 'serve' || command === 'migrate') && rest.length > 0) {
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    process.stderr.write(
+      `terdut-server: ${command} takes no arguments, got "${rest.join(' ')}"; ` +
+        'settings come from the environment (see terdut-server --help)\n',
+    );
+    return 2;
+  }
   let config: Config;
   try {
     config = loadConfig();
