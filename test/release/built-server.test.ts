@@ -43,6 +43,16 @@ test('bin/terdut-server --version prints the release without loading TypeScript'
   assert.equal(printed, version);
 });
 
+test("bin/terdut-server in a checkout runs on the project's Node, whatever Node the shell finds first", () => {
+  // The operating docs start it directly (not through npm); a PATH of the
+  // system's directories alone finds no Node, or the machine's older one.
+  const printed = execFileSync(BIN, ['--version'], {
+    encoding: 'utf8',
+    env: { PATH: '/usr/bin:/bin' },
+  }).trim();
+  assert.match(printed, /^\d+\.\d+\.\d+/);
+});
+
 test('bin/terdut-server migrate --help prints the help and leaves the database alone; an unknown argument is refused', () => {
   const dataDir = join(mkdtempSync(join(tmpdir(), 'terdut-built-args-')), 'data');
   try {
