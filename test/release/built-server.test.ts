@@ -75,6 +75,29 @@ test('bin/terdut-server migrate --help prints the help and leaves the database a
   }
 });
 
+test('bin/terdut-server exits 1 naming PORT when its port is taken, instead of running on serving nothing', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'terdut-built-port-taken-'));
+  try {
+    const second = spawnSync(BIN, [], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: {
+        PATH: process.env.PATH ?? '',
+        TERDUT_DATA_DIR: dataDir,
+        PORT: new URL(server.url).port,
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ...WITHOUT_TYPESCRIPT,
+      },
+    });
+    assert.equal(second.signal, null, 'still running after 60 s');
+    assert.equal(second.status, 1, second.stderr);
+    assert.match(second.stderr, /cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\); check HOST and PORT/);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('bin/terdut-server caps the heap at 512 MiB, and TERDUT_NODE_FLAGS overrides its flags', () => {
   // A module loaded first (--import) prints the heap limit V8 was given, in MiB.
   const printLimit =

@@ -143,7 +143,23 @@ async function serve(config: Config): Promise<number> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 
-  const address = await app.listen({ port: config.port, host: config.host });
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // The background jobs and the open database would keep the process
+    // alive, serving nothing, for good: close them so it exits and restarts.
+    await app.close();
+    await jobs.stop();
+    await app.services.paging.settle();
+    await db.close();
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new Error(
+      `cannot listen on ${config.host}:${config.port} (${reason}); check HOST and PORT, ` +
+        'and that no other process listens there',
+      { cause: error },
+    );
+  }
   const shown = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
   logger.info({ url: shown }, `terdut-server ${VERSION} listening on ${shown}`);
   if (!(await isBootstrapped(db))) {
