@@ -45,3 +45,15 @@ test('spec.networking.trustedProxies replaces the default; an empty list sets no
     undefined,
   );
 });
+
+test('a server still applying migrations for up to 10 minutes is not restarted by its liveness probe', () => {
+  type Probe = { httpGet: { path: string }; periodSeconds: number; failureThreshold: number };
+  const deployment = desiredDeployment(server(), 'terdut-server:test', []) as unknown as {
+    spec: { template: { spec: { containers: { startupProbe?: Probe; livenessProbe: Probe }[] } } };
+  };
+  const container = deployment.spec.template.spec.containers[0]!;
+  // Kubernetes runs no liveness probe until the startup probe has succeeded once.
+  const startup = container.startupProbe;
+  assert.equal(startup?.httpGet.path, '/healthz');
+  assert.ok(startup.periodSeconds * startup.failureThreshold >= 600);
+});

@@ -119,6 +119,10 @@ export function desiredDeployment(server: TerdutServer, image: string, databaseE
               ports: [{ name: 'http', containerPort: serverPort, protocol: 'TCP' }],
               env,
               volumeMounts,
+              // The server listens only once its migrations are applied, which on a large
+              // database can take minutes after an upgrade. Liveness alone (30 s) killed it
+              // mid-migration, rolling the migration back, again on every restart.
+              startupProbe: probe('/healthz', 5, 120),
               livenessProbe: probe('/healthz', 10, 3),
               readinessProbe: probe('/readyz', 5, 2),
               ...(spec.resources ? { resources: spec.resources } : {}),
