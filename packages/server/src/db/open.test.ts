@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -79,6 +79,23 @@ test('a second process cannot open the embedded data directory of a running serv
     assert.ok(!existsSync(join(dir, LOCK_FILE)), 'closing gives the directory back');
   } finally {
     server.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a data directory the embedded database may not write stops start-up with a message saying so', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'terdut-embedded-'));
+  try {
+    // Not writable: as a non-root user the lock file fails first; as root
+    // (a container's default) PGlite's own file system refuses instead.
+    chmodSync(dir, 0o555);
+    await assert.rejects(openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir })), (error: Error) => {
+      assert.match(error.message, /^cannot open the embedded database in .*\(EACCES: permission denied/);
+      assert.doesNotMatch(error.message, /undefined/);
+      return true;
+    });
+  } finally {
+    chmodSync(dir, 0o755);
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -34,9 +34,29 @@ export async function openConfiguredDatabase(config: Config): Promise<{ db: Data
   } catch (error) {
     await release?.();
     throw new Error(
-      `cannot open the embedded database in ${dir} (${(error as Error).message}); check TERDUT_DATA_DIR, ` +
+      `cannot open the embedded database in ${dir} (${describeOpenError(error)}); check TERDUT_DATA_DIR, ` +
         'and that no other terdut-server uses the same directory',
       { cause: error },
     );
   }
+}
+
+/**
+ * PGlite's file system errors carry no message, only a WASI errno: without
+ * this a full disk or a directory it may not write read "(undefined)".
+ */
+const WASI_ERRNO: Record<number, string> = {
+  2: 'EACCES: permission denied',
+  20: 'EEXIST: file already exists',
+  44: 'ENOENT: no such file or directory',
+  51: 'ENOSPC: no space left on device',
+  63: 'EPERM: operation not permitted',
+  69: 'EROFS: read-only file system',
+};
+
+function describeOpenError(error: unknown): string {
+  const { message, errno } = error as { message?: string; errno?: number };
+  if (message) return message;
+  if (errno !== undefined) return WASI_ERRNO[errno] ?? `file system error ${errno}`;
+  return String(error);
 }
