@@ -18,12 +18,26 @@ export async function migrate(db: Database): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-    await tx.query(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (
-         name text PRIMARY KEY,
-         applied_at timestamptz NOT NULL DEFAULT now()
-       )`,
-    );
+    try {
+      await tx.query(
+        `CREATE TABLE IF NOT EXISTS schema_migrations (
+           name text PRIMARY KEY,
+           applied_at timestamptz NOT NULL DEFAULT now()
+         )`,
+      );
+    } catch (error) {
+      // The first statement that needs a privilege: since PostgreSQL 15 only a
+      // database's owner may create tables in its public schema by default.
+      const denied = (error as { code?: string }).code === '42501';
+      throw new Error(
+        `cannot create terdut's tables (${(error as Error).message})` +
+          (denied
+            ? '; the DATABASE_URL user must own the database or have CREATE on its schema ' +
+              '(GRANT CREATE ON SCHEMA public TO that user)'
+            : ''),
+        { cause: error },
+      );
+    }
     const done = new Set(
       (await tx.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((row) => row.name),
     );
