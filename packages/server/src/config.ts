@@ -121,7 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   const publicUrl = text('TERDUT_PUBLIC_URL');
-  if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl)) {
+  // canParse too: a URL the pattern lets through (a port that is no number) broke requests later.
+  if (publicUrl !== undefined && !(/^https?:\/\/[^/]+/.test(publicUrl) && URL.canParse(publicUrl))) {
     throw new ConfigError(
       `TERDUT_PUBLIC_URL="${publicUrl}" must be an absolute http(s) URL such as https://terdut.example.com`,
     );

@@ -47,17 +47,19 @@ export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
   };
 
   const ntfyUrl = (text('TERDUT_NTFY_URL') ?? 'https://ntfy.sh').replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/]+/.test(ntfyUrl)) {
-    throw new ConfigError(
-      `TERDUT_NTFY_URL="${ntfyUrl}" must be an http(s) URL such as https://ntfy.example.com`,
-    );
-  }
   // fetch refuses a URL with credentials, and its error quotes the URL: every
-  // page would fail, password and all on the incident's timeline.
-  if (/^https?:\/\/[^/?#]*@/.test(ntfyUrl)) {
+  // page would fail, password and all on the incident's timeline. Checked
+  // first: the format's message below quotes the value.
+  if (/^[^/]*\/\/[^/?#]*@/.test(ntfyUrl)) {
     throw new ConfigError(
       'TERDUT_NTFY_URL must not carry a user or password; give ntfy an access token in TERDUT_NTFY_TOKEN ' +
         '(or TERDUT_NTFY_TOKEN_FILE) instead',
+    );
+  }
+  // canParse too: a URL the pattern lets through (a port that is no number) failed every page, or start-up.
+  if (!(/^https?:\/\/[^/]+/.test(ntfyUrl) && URL.canParse(ntfyUrl))) {
+    throw new ConfigError(
+      `TERDUT_NTFY_URL="${ntfyUrl}" must be an http(s) URL such as https://ntfy.example.com`,
     );
   }
   let ntfyToken = text('TERDUT_NTFY_TOKEN');
@@ -78,7 +80,7 @@ export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
   let smtp: SmtpConfig | undefined;
   const smtpUrl = text('TERDUT_SMTP_URL');
   if (smtpUrl !== undefined) {
-    if (!/^smtps?:\/\/[^/]+/.test(smtpUrl)) {
+    if (!(/^smtps?:\/\/[^/]+/.test(smtpUrl) && URL.canParse(smtpUrl))) {
       throw new ConfigError(
         'TERDUT_SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:pass@mail.example.com:465',
       );

@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig, ConfigError } from './config.ts';
+
+test('a URL setting that is no URL (a port that is not a number) stops start-up naming the variable, not its password', () => {
+  const refused = (env: Record<string, string>, variable: string) =>
+    assert.throws(
+      () => loadConfig(env),
+      (error: Error) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.match(error.message, new RegExp(`^${variable}`));
+        assert.doesNotMatch(error.message, /s3cret/);
+        return true;
+      },
+    );
+  refused({ TERDUT_PUBLIC_URL: 'https://terdut.example.com:https' }, 'TERDUT_PUBLIC_URL');
+  refused({ TERDUT_NTFY_URL: 'https://ntfy.example.com:443x' }, 'TERDUT_NTFY_URL');
+  refused({ TERDUT_NTFY_URL: 'https://pager:s3cret@ntfy.example.com:443x' }, 'TERDUT_NTFY_URL');
+  refused(
+    {
+      TERDUT_SMTP_URL: 'smtps://pager:s3cret@mail.example.com:smtps',
+      TERDUT_SMTP_FROM: 'terdut@example.com',
+    },
+    'TERDUT_SMTP_URL',
+  );
+  // The forms the README shows still pass.
+  assert.doesNotThrow(() =>
+    loadConfig({
+      TERDUT_PUBLIC_URL: 'https://terdut.example.com',
+      TERDUT_NTFY_URL: 'https://ntfy.example.com',
+      TERDUT_SMTP_URL: 'smtps://pager:s3cret@mail.example.com:465',
+      TERDUT_SMTP_FROM: 'terdut@example.com',
+    }),
+  );
+});
