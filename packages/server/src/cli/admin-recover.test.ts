@@ -55,10 +55,11 @@ describe('terdut-server admin recover [pglite data directory]', () => {
     }
   };
 
-  test('before bootstrap it refuses and points at POST /api/bootstrap', async () => {
+  test('before bootstrap it refuses, points at POST /api/bootstrap and names the database it looked in', async () => {
     const result = await runMain(['admin', 'recover', '--username', 'founder'], { TERDUT_DATA_DIR: dataDir });
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, /not bootstrapped yet; use POST \/api\/bootstrap/);
+    assert.ok(result.stderr.includes(`(in embedded PostgreSQL (PGlite) in ${dataDir})`), result.stderr);
     assert.doesNotMatch(result.stdout, KEY_LINE);
   });
 

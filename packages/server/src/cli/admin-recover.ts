@@ -60,7 +60,9 @@ export async function adminRecover(
     return 0;
   } catch (error) {
     if (error instanceof ApiError) {
-      out.stderr.write(`terdut-server: admin recover refused: ${error.message}\n`);
+      // Which database: run from another directory, a relative TERDUT_DATA_DIR
+      // names a new, empty one, and "not bootstrapped" alone misleads.
+      out.stderr.write(`terdut-server: admin recover refused: ${error.message} (in ${description})\n`);
       return 1;
     }
     throw error;
