@@ -162,6 +162,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `TERDUT_EMBEDDED_SHARED_BUFFERS="${embeddedSharedBuffers}" is not a size; use PostgreSQL's units, like 32MB or 1GB`,
     );
   }
+  // PostgreSQL's floor (16 buffers of 8kB), and what fits in the embedded
+  // database's WebAssembly memory beside the rest (2GB failed to start).
+  // Outside these the start-up failed with an error that blamed TERDUT_DATA_DIR.
+  const sharedBuffersKb =
+    Number.parseInt(embeddedSharedBuffers, 10) *
+    { kB: 1, MB: 1024, GB: 1024 * 1024 }[embeddedSharedBuffers.slice(-2)]!;
+  if (sharedBuffersKb < 128 || sharedBuffersKb > 1536 * 1024) {
+    throw new ConfigError(
+      `TERDUT_EMBEDDED_SHARED_BUFFERS="${embeddedSharedBuffers}" is out of range; the embedded database takes from 128kB to 1536MB`,
+    );
+  }
   const dbQueryTimeoutMs = duration('TERDUT_DB_QUERY_TIMEOUT', '35s');
   if (dbQueryTimeoutMs < dbStatementTimeoutMs) {
     throw new ConfigError(

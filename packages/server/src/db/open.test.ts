@@ -57,6 +57,20 @@ test('a TERDUT_EMBEDDED_SHARED_BUFFERS that is not a size stops start-up with a 
   }
 });
 
+test('a TERDUT_EMBEDDED_SHARED_BUFFERS the embedded database cannot start with is refused naming it, not the data directory', () => {
+  for (const value of ['64kB', '2GB', '100GB']) {
+    assert.throws(
+      () => loadConfig({ TERDUT_EMBEDDED_SHARED_BUFFERS: value }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message.includes(`TERDUT_EMBEDDED_SHARED_BUFFERS="${value}" is out of range`),
+    );
+  }
+  for (const value of ['128kB', '1GB', '1536MB']) {
+    assert.doesNotThrow(() => loadConfig({ TERDUT_EMBEDDED_SHARED_BUFFERS: value }));
+  }
+});
+
 test('a second process cannot open the embedded data directory of a running server; one left by a crash is taken over', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'terdut-embedded-'));
   // A stand-in for a running terdut-server: a live process whose command line names it.
