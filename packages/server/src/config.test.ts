@@ -33,3 +33,23 @@ test('a URL setting that is no URL (a port that is not a number) stops start-up 
     }),
   );
 });
+
+test('a statement timeout or paging poll interval longer than timers take is refused naming it', () => {
+  for (const [variable, env] of [
+    ['TERDUT_DB_STATEMENT_TIMEOUT', { TERDUT_DB_STATEMENT_TIMEOUT: '30d', TERDUT_DB_QUERY_TIMEOUT: '30d' }],
+    ['TERDUT_PAGING_POLL_INTERVAL', { TERDUT_PAGING_POLL_INTERVAL: '30d' }],
+  ] as const) {
+    assert.throws(
+      () => loadConfig(env),
+      (error: Error) =>
+        error instanceof ConfigError && error.message === `${variable}="30d" is too long; use at most 24d`,
+    );
+  }
+  assert.doesNotThrow(() =>
+    loadConfig({
+      TERDUT_DB_STATEMENT_TIMEOUT: '24d',
+      TERDUT_DB_QUERY_TIMEOUT: '24d',
+      TERDUT_PAGING_POLL_INTERVAL: '24d',
+    }),
+  );
+});

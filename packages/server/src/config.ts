@@ -68,6 +68,9 @@ export interface OidcConfig {
 /** A configuration value that cannot be used; the message names the variable and what it expects. */
 export class ConfigError extends Error {}
 
+/** The longest timeout PostgreSQL (an int of ms) and Node's timers (a signed 32-bit delay) take, in whole days. */
+export const MAX_TIMER_MS = 24 * 86_400_000;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -156,6 +159,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   const dbStatementTimeoutMs = duration('TERDUT_DB_STATEMENT_TIMEOUT', '30s');
+  // PostgreSQL takes a statement_timeout of at most 2^31-1 ms; past it every
+  // connection failed, reported as a DATABASE_URL that cannot be reached.
+  if (dbStatementTimeoutMs > MAX_TIMER_MS) {
+    throw new ConfigError(
+      `TERDUT_DB_STATEMENT_TIMEOUT="${text('TERDUT_DB_STATEMENT_TIMEOUT')}" is too long; use at most 24d`,
+    );
+  }
   const embeddedSharedBuffers = text('TERDUT_EMBEDDED_SHARED_BUFFERS') ?? '16MB';
   if (!/^[1-9][0-9]*(kB|MB|GB)$/.test(embeddedSharedBuffers)) {
     throw new ConfigError(

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../../config.ts';
+import { ConfigError, MAX_TIMER_MS } from '../../config.ts';
 import { parseDuration } from '../../duration.ts';
 
 /** Paging's part of the configuration (README, "Paging"). */
@@ -112,13 +112,21 @@ export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
       `TERDUT_PAGING_STORM_LIMIT="${stormText}" is not a whole number of at least 1 (pages per person per minute)`,
     );
   }
+  // A longer delay overflows Node's timer, which then fires after 1 ms: the
+  // worker polled the database without pause.
+  const pollIntervalMs = duration('TERDUT_PAGING_POLL_INTERVAL', '1s', 50);
+  if (pollIntervalMs > MAX_TIMER_MS) {
+    throw new ConfigError(
+      `TERDUT_PAGING_POLL_INTERVAL="${text('TERDUT_PAGING_POLL_INTERVAL')}" is too long; use at most 24d`,
+    );
+  }
   return {
     stormLimitPerMinute,
     smtp,
     ntfyUrl,
     ntfyToken,
     retryBudgetMs: duration('TERDUT_PAGING_RETRY_BUDGET', '10m', 1_000),
-    pollIntervalMs: duration('TERDUT_PAGING_POLL_INTERVAL', '1s', 50),
+    pollIntervalMs,
     capabilityTtlMs: duration('TERDUT_PAGING_ACTION_TTL', '24h', 60_000),
   };
 }
