@@ -157,11 +157,12 @@ export class IncidentService {
   /** Snoozes an open incident for a Go-style duration (`30m`, `2h`, `1h30m`). */
   async snooze(principal: Principal, id: number, duration: string): Promise<IncidentRow> {
     const ms = parseDuration(duration.trim());
-    if (ms === undefined || ms <= 0) {
+    if (ms === undefined) {
       throw badRequest(
         `field "duration" must be a Go-style duration such as 30m, 2h or 1h30m, got "${duration.slice(0, 40)}"`,
       );
     }
+    if (ms <= 0) throw badRequest(`field "duration" must be longer than 0s, got "${duration.slice(0, 40)}"`);
     if (ms > MAX_SNOOZE_MS)
       throw badRequest(`field "duration" must be at most ${formatDuration(MAX_SNOOZE_MS)}`);
     return this.#act(id, async (tx, incident, now) => {

@@ -355,7 +355,9 @@ forEachDatabase('incidents API', (database) => {
       assert.match(response.body.error, /duration/, duration);
     }
     assert.equal((await call('POST', `/api/incidents/${id}/snooze`, alice, {})).status, 400);
-    for (const duration of ['30m', '2h', '1h30m', '45s']) {
+    const zero = await call('POST', `/api/incidents/${id}/snooze`, alice, { duration: '0s' });
+    assert.equal(zero.body.error, 'field "duration" must be longer than 0s, got "0s"');
+    for (const duration of ['30m', '2h', '1h30m', '45s', '.5h', '+1h']) {
       assert.equal(
         (await call('POST', `/api/incidents/${id}/snooze`, alice, { duration })).status,
         200,
