@@ -207,8 +207,9 @@ export async function listIncidents(db: Queryable, filter: IncidentFilter): Prom
     conditions.push('i.archived_at IS NULL');
     if (filter.snoozed) {
       conditions.push(`i.snoozed_until > ${param(filter.now)}`);
-      // A resolved incident is not held by its snooze (and can no longer be unsnoozed).
-      if (filter.status === undefined) conditions.push(`i.status <> 'resolved'`);
+      // A resolved incident is not held by its snooze (and can no longer be
+      // unsnoozed), whatever status was asked for.
+      conditions.push(`i.status <> 'resolved'`);
     } else {
       if (filter.status === undefined) conditions.push(`i.status <> 'resolved'`);
       // A snooze on a resolved incident no longer hides it.

@@ -335,6 +335,7 @@ forEachDatabase('incidents API', (database) => {
     assert.equal((await ids('?snoozed=true')).includes(id), true);
     assert.equal((await call('POST', `/api/incidents/${id}/resolve`, alice)).status, 200);
     assert.equal((await ids('?snoozed=true')).includes(id), false);
+    assert.equal((await ids('?status=resolved&snoozed=true')).includes(id), false, 'asked for by status too');
     assert.equal((await ids('?status=resolved')).includes(id), true);
   });
 
