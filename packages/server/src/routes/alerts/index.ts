@@ -17,7 +17,8 @@ export function alertRoutes(alerts: AlertService) {
         config: { auth: access.signedIn },
         schema: {
           tags: ['alerts'],
-          summary: 'Alerts, newest first',
+          summary:
+            'Alerts, newest first: by when their current occurrence first arrived (not `received_at`, the last time one was carried)',
           querystring: AlertListQuery,
           response: { 200: Type.Array(AlertSchema), ...errors(400) },
         },
