@@ -37,6 +37,8 @@ export class KubeApiError extends Error {
 
 export const isNotFound = (error: unknown): boolean => error instanceof KubeApiError && error.status === 404;
 export const isConflict = (error: unknown): boolean => error instanceof KubeApiError && error.status === 409;
+/** 422: the object is invalid (a field the API server's validation refused). */
+export const isInvalid = (error: unknown): boolean => error instanceof KubeApiError && error.status === 422;
 export const isAlreadyExists = (error: unknown): boolean =>
   error instanceof KubeApiError && error.status === 409 && error.reason === 'AlreadyExists';
 

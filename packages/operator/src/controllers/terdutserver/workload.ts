@@ -4,9 +4,16 @@
  * TerdutServer). The object stated here is the whole desired state: a field
  * removed from it is removed from the cluster by the next apply.
  */
-import { resourcePath, resources } from '../../runtime/kube-client.ts';
+import { isInvalid, resourcePath, resources } from '../../runtime/kube-client.ts';
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
-import type { Deployment, EnvVar, Pass, ReconcileDeps, StepResult } from './context.ts';
+import {
+  stop,
+  type Deployment,
+  type EnvVar,
+  type Pass,
+  type ReconcileDeps,
+  type StepResult,
+} from './context.ts';
 import {
   commonLabels,
   fieldManager,
@@ -159,7 +166,7 @@ export function desiredService(server: TerdutServer): Record<string, unknown> {
 }
 
 export async function reconcileWorkload(
-  deps: Pick<ReconcileDeps, 'kube' | 'failpoint' | 'defaultImage'>,
+  deps: Pick<ReconcileDeps, 'kube' | 'failpoint' | 'defaultImage' | 'events'>,
   pass: Pass,
 ): Promise<StepResult> {
   const { server, conditions } = pass;
@@ -167,11 +174,25 @@ export async function reconcileWorkload(
   const name = workloadName(server);
   const image = server.spec.image ?? deps.defaultImage;
   const withImage = { ...server, spec: { ...server.spec, image } };
-  const deployment = await deps.kube.apply<Deployment>(
-    resourcePath(resources.deployments, namespace, name),
-    desiredDeployment(withImage, image, pass.databaseEnv ?? []),
-    fieldManager,
-  );
+  let deployment: Deployment;
+  try {
+    deployment = await deps.kube.apply<Deployment>(
+      resourcePath(resources.deployments, namespace, name),
+      desiredDeployment(withImage, image, pass.databaseEnv ?? []),
+      fieldManager,
+    );
+  } catch (error) {
+    // A spec the CRD schema lets through but Deployment validation refuses
+    // (requests above limits, an unknown resource name): retrying cannot fix
+    // it, a person must change the TerdutServer, and its update wakes it.
+    if (!isInvalid(error)) throw error;
+    const refusal = (error as Error).message.replace(/^[A-Z]+ \S+: /, '');
+    const message = `the API server refused Deployment ${namespace}/${name} made from this TerdutServer's spec: ${refusal}; correct the TerdutServer's spec (spec.resources, spec.image, ...), the operator retries when it changes`;
+    conditions.set('Available', 'False', 'DeploymentInvalid', message);
+    if (conditions.changed('Available'))
+      await deps.events.record(server, 'Warning', 'DeploymentInvalid', message);
+    return stop();
+  }
   await deps.kube.apply(
     resourcePath(resources.services, namespace, name),
     desiredService(server),

@@ -1,0 +1,90 @@
+/**
+ * TerdutServers the CRD schema accepts but the objects made from them do
+ * not pass the API server's validation: the operator says so in status and
+ * an event, and does not retry until the spec changes.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeletStandIn } from '../peers/kubelet-standin.ts';
+import { kubeRequestOk } from '../peers/kube.ts';
+import { kubeForTests, uniqueNamespace, type KubeForTests } from '../peers/peers-for-tests.ts';
+import {
+  conditionOf,
+  createSecret,
+  createTerdutServer,
+  ensureNamespace,
+  installTerdutCrd,
+  operatorNamespace,
+  waitForCondition,
+  waitForDeployment,
+  waitForEvent,
+} from './support/operator.ts';
+import { startInProcessOperator, type InProcessOperator } from './support/operator-process.ts';
+
+let kube: KubeForTests;
+let namespace: string;
+let standIn: KubeletStandIn;
+let operator: InProcessOperator;
+
+before(async () => {
+  kube = await kubeForTests();
+  await installTerdutCrd(kube.admin);
+  await ensureNamespace(kube.admin, operatorNamespace);
+  namespace = await uniqueNamespace(kube.admin, 'op-invalid');
+  standIn = new KubeletStandIn(kube.admin);
+  operator = await startInProcessOperator({
+    kubeconfigPath: kube.kubeconfigPath,
+    standIn,
+    watchNamespaces: [namespace],
+  });
+});
+
+after(async () => {
+  await operator?.stop();
+  await standIn?.stop();
+  await kube?.stop();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const tsPath = (name: string) =>
+  `/apis/terdut.ryuvia.com/v1alpha1/namespaces/${namespace}/terdutservers/${name}`;
+
+test('resources the Deployment refuses (requests above limits): Available=False DeploymentInvalid naming the field, no retry loop, converges once the spec is fixed', async () => {
+  await createSecret(kube.admin, namespace, 'db', { DATABASE_URL: 'postgres://u:p@db:5432/terdut' });
+  await createTerdutServer(kube.admin, namespace, 'greedy', {
+    database: { secretRef: { name: 'db' } },
+    resources: { requests: { cpu: '2' }, limits: { cpu: '1' } },
+  });
+  const refused = await waitForCondition(kube.admin, namespace, 'greedy', {
+    type: 'Available',
+    status: 'False',
+    reason: 'DeploymentInvalid',
+  });
+  const available = conditionOf(refused, 'Available');
+  assert.match(available.message, /resources\.requests.*must be less than or equal to cpu limit/);
+  assert.match(available.message, /correct the TerdutServer's spec/);
+  assert.equal(available.observedGeneration, refused.metadata.generation);
+  assert.equal(conditionOf(refused, 'Ready').reason, 'DeploymentInvalid');
+  const event = await waitForEvent(kube.admin, namespace, 'DeploymentInvalid');
+  assert.equal(event.type, 'Warning');
+
+  // A person must change the spec: the operator does not retry meanwhile.
+  await sleep(3000);
+  assert.deepEqual(
+    operator.logs.filter((line) => line.includes('reconcile failed') && line.includes('/greedy')),
+    [],
+  );
+
+  await kubeRequestOk(kube.admin, 'PATCH', tsPath('greedy'), {
+    body: { spec: { resources: { limits: { cpu: '2' } } } },
+    contentType: 'application/merge-patch+json',
+  });
+  const deployment = await waitForDeployment(kube.admin, namespace, 'greedy');
+  assert.deepEqual(deployment.spec.template.spec.containers[0].resources.limits, { cpu: '2' });
+  const fixed = await waitForCondition(kube.admin, namespace, 'greedy', {
+    type: 'Available',
+    status: 'False',
+    reason: 'ReplicasNotReady',
+  });
+  assert.equal(conditionOf(fixed, 'Available').observedGeneration, fixed.metadata.generation);
+});
