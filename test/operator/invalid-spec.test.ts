@@ -6,7 +6,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeletStandIn } from '../peers/kubelet-standin.ts';
-import { kubeRequestOk } from '../peers/kube.ts';
+import { kubeRequest, kubeRequestOk } from '../peers/kube.ts';
+import { waitUntil } from '../peers/child-processes.ts';
+import { createTestPostgres } from '../support/databases.ts';
 import { kubeForTests, uniqueNamespace, type KubeForTests } from '../peers/peers-for-tests.ts';
 import {
   conditionOf,
@@ -25,6 +27,7 @@ let kube: KubeForTests;
 let namespace: string;
 let standIn: KubeletStandIn;
 let operator: InProcessOperator;
+const databases: { drop(): Promise<void> }[] = [];
 
 before(async () => {
   kube = await kubeForTests();
@@ -42,6 +45,7 @@ before(async () => {
 after(async () => {
   await operator?.stop();
   await standIn?.stop();
+  for (const database of databases) await database.drop();
   await kube?.stop();
 });
 
@@ -87,4 +91,58 @@ test('resources the Deployment refuses (requests above limits): Available=False 
     reason: 'ReplicasNotReady',
   });
   assert.equal(conditionOf(fixed, 'Available').observedGeneration, fixed.metadata.generation);
+});
+
+test('a parentRef the HTTPRoute refuses (namespace not a DNS label): Exposed=False RouteInvalid naming the field once bootstrapped, no retry loop, the route appears once fixed', async (t) => {
+  const database = await createTestPostgres();
+  databases.push(database);
+  await createSecret(kube.admin, namespace, 'routed-db', { DATABASE_URL: database.url });
+  await createTerdutServer(kube.admin, namespace, 'routed', {
+    database: { secretRef: { name: 'routed-db' } },
+    networking: {
+      hostname: 'terdut.example.com',
+      parentRefs: [{ name: 'public', namespace: 'Gateways_NS' }],
+    },
+  });
+  await waitForDeployment(kube.admin, namespace, 'routed');
+  const workload = await standIn.runDeployment(namespace, 'routed');
+  t.after(() => workload.stop());
+  const refused = await waitForCondition(kube.admin, namespace, 'routed', {
+    type: 'Exposed',
+    status: 'False',
+    reason: 'RouteInvalid',
+  });
+  assert.equal(conditionOf(refused, 'Bootstrapped').status, 'True');
+  const exposed = conditionOf(refused, 'Exposed');
+  assert.match(exposed.message, /spec\.parentRefs\[0\]\.namespace.*Gateways_NS/);
+  assert.match(exposed.message, /correct spec\.networking/);
+  assert.equal(conditionOf(refused, 'Ready').reason, 'RouteInvalid');
+  assert.equal((await waitForEvent(kube.admin, namespace, 'RouteInvalid')).type, 'Warning');
+
+  await sleep(3000);
+  assert.deepEqual(
+    operator.logs.filter((line) => line.includes('reconcile failed') && line.includes('/routed')),
+    [],
+  );
+
+  await kubeRequestOk(kube.admin, 'PATCH', tsPath('routed'), {
+    body: { spec: { networking: { parentRefs: [{ name: 'public', namespace: 'gateways' }] } } },
+    contentType: 'application/merge-patch+json',
+  });
+  await waitForCondition(kube.admin, namespace, 'routed', {
+    type: 'Exposed',
+    status: 'False',
+    reason: 'RouteNotAccepted',
+  });
+  await waitUntil(
+    async () =>
+      (
+        await kubeRequest(
+          kube.admin,
+          'GET',
+          `/apis/gateway.networking.k8s.io/v1/namespaces/${namespace}/httproutes/routed`,
+        )
+      ).status === 200,
+    { timeoutMs: 10_000, describe: () => 'the HTTPRoute was not created once the spec was fixed' },
+  );
 });

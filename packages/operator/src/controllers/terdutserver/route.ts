@@ -5,7 +5,7 @@
  * serves HTTPRoutes. `Exposed` mirrors what the Gateways say in the route's
  * status.
  */
-import { resourcePath, resources } from '../../runtime/kube-client.ts';
+import { isInvalid, resourcePath, resources } from '../../runtime/kube-client.ts';
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 import type { KubeObject } from '../../runtime/kube-client.ts';
 import type { Pass, ReconcileDeps, StepResult } from './context.ts';
@@ -53,7 +53,7 @@ export function desiredHttpRoute(server: TerdutServer): Record<string, unknown> 
 }
 
 export async function reconcileRoute(
-  deps: Pick<ReconcileDeps, 'kube' | 'failpoint' | 'gatewayApiInstalled'>,
+  deps: Pick<ReconcileDeps, 'kube' | 'failpoint' | 'gatewayApiInstalled' | 'events'>,
   pass: Pass,
 ): Promise<StepResult> {
   const { server, conditions } = pass;
@@ -85,11 +85,24 @@ export async function reconcileRoute(
     );
     return undefined;
   }
-  const route = await deps.kube.apply<HttpRoute>(
-    resourcePath(resources.httproutes, server.metadata.namespace, workloadName(server)),
-    desiredHttpRoute(server),
-    fieldManager,
-  );
+  let route: HttpRoute;
+  try {
+    route = await deps.kube.apply<HttpRoute>(
+      resourcePath(resources.httproutes, server.metadata.namespace, workloadName(server)),
+      desiredHttpRoute(server),
+      fieldManager,
+    );
+  } catch (error) {
+    // spec.networking the CRD accepts but the HTTPRoute CRD refuses (a
+    // parentRefs namespace or sectionName that is no DNS name): a person must
+    // change the TerdutServer, and its update wakes it.
+    if (!isInvalid(error)) throw error;
+    const refusal = (error as Error).message.replace(/^[A-Z]+ \S+: /, '');
+    const message = `the API server refused HTTPRoute ${server.metadata.namespace}/${workloadName(server)} made from spec.networking: ${refusal}; correct spec.networking, the operator retries when it changes`;
+    conditions.set('Exposed', 'False', 'RouteInvalid', message);
+    if (conditions.changed('Exposed')) await deps.events.record(server, 'Warning', 'RouteInvalid', message);
+    return undefined;
+  }
   deps.failpoint('route');
   const parents = route.status?.parents ?? [];
   const accepted = parents.filter((parent) =>
