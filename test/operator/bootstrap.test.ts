@@ -276,3 +276,37 @@ test('a Zalando database whose Secret does not exist yet: DatabaseReady=False na
     `postgres://$(TERDUT_DB_USER):$(TERDUT_DB_PASSWORD)@terdut-db.${namespace}.svc:5432/terdut?sslmode=require`,
   );
 });
+
+test('removing spec.networking.hostname from an exposed TerdutServer deletes its HTTPRoute: the server is no longer public', async (t) => {
+  await databaseSecret('unexpose-db');
+  await createTerdutServer(kube.admin, namespace, 'unexpose', {
+    database: { secretRef: { name: 'unexpose-db' } },
+    networking: { hostname: 'unexpose.example.com', parentRefs: [{ name: 'public' }] },
+  });
+  await waitForDeployment(kube.admin, namespace, 'unexpose');
+  const workload = await standIn.runDeployment(namespace, 'unexpose');
+  t.after(() => workload.stop());
+  await waitForCondition(kube.admin, namespace, 'unexpose', {
+    type: 'Exposed',
+    status: 'False',
+    reason: 'RouteNotAccepted',
+  });
+  assert.equal((await kubeRequest(kube.admin, 'GET', routePath('unexpose'))).status, 200);
+
+  await kubeRequestOk(
+    kube.admin,
+    'PATCH',
+    `/apis/terdut.ryuvia.com/v1alpha1/namespaces/${namespace}/terdutservers/unexpose`,
+    { body: { spec: { networking: null } } },
+  );
+  const internal = await waitForCondition(kube.admin, namespace, 'unexpose', {
+    type: 'Exposed',
+    status: 'False',
+    reason: 'NotRequested',
+  });
+  assert.equal(conditionOf(internal, 'Ready').status, 'True');
+  await waitUntil(async () => (await kubeRequest(kube.admin, 'GET', routePath('unexpose'))).status === 404, {
+    timeoutMs: 10_000,
+    describe: () => 'the HTTPRoute is still there, routing the public hostname',
+  });
+});

@@ -59,6 +59,13 @@ export async function reconcileRoute(
   const { server, conditions } = pass;
   const hostname = server.spec.networking?.hostname;
   if (!hostname) {
+    // The hostname was removed: the route made for it must go too, or the
+    // server stays public. Only a pass that may have made one asks (a
+    // settled NotRequested server sends nothing).
+    if (conditions.get('Exposed')?.reason !== 'NotRequested')
+      await deps.kube.delete(
+        resourcePath(resources.httproutes, server.metadata.namespace, workloadName(server)),
+      );
     conditions.set(
       'Exposed',
       'False',
