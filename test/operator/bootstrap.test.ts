@@ -310,3 +310,30 @@ test('removing spec.networking.hostname from an exposed TerdutServer deletes its
     describe: () => 'the HTTPRoute is still there, routing the public hostname',
   });
 });
+
+test('a deleted Service of a Ready TerdutServer comes back (the operator watches it)', async (t) => {
+  await databaseSecret('service-db');
+  await createTerdutServer(kube.admin, namespace, 'service', {
+    database: { secretRef: { name: 'service-db' } },
+  });
+  await waitForDeployment(kube.admin, namespace, 'service');
+  const workload = await standIn.runDeployment(namespace, 'service');
+  t.after(() => workload.stop());
+  await waitForCondition(kube.admin, namespace, 'service', { type: 'Ready', status: 'True' });
+  const servicePath = `/api/v1/namespaces/${namespace}/services/service`;
+  const before = await kubeRequestOk<any>(kube.admin, 'GET', servicePath);
+
+  await kubeRequestOk(kube.admin, 'DELETE', servicePath);
+  let after: any;
+  await waitUntil(
+    async () => {
+      const res = await kubeRequest(kube.admin, 'GET', servicePath);
+      if (res.status !== 200) return false;
+      after = res.json<any>();
+      return after.metadata.uid !== before.metadata.uid;
+    },
+    { timeoutMs: 10_000, describe: () => 'the deleted Service was not recreated' },
+  );
+  assert.deepEqual(after.spec.selector, before.spec.selector);
+  assert.equal(after.metadata.ownerReferences[0].name, 'service');
+});

@@ -77,6 +77,19 @@ export async function setupTerdutServerController(options: {
         onError: onInformerError('deployments'),
       }),
   );
+  // The Service is not in the Deployment's status: without a watch of its
+  // own, a deleted Service would stay gone until something else woke the owner.
+  const serviceInformers = namespaces.map(
+    (namespace) =>
+      new Informer<KubeObject>(kube, {
+        name: 'services',
+        path: resourcePath(resources.services, namespace),
+        labelSelector: managedBy,
+        metadataOnly: true,
+        onEvent: (_type, object) => enqueue(keysForOwned(object)),
+        onError: onInformerError('services'),
+      }),
+  );
   const secretNamespaces =
     config.watchNamespaces.length > 0
       ? [...new Set([...config.watchNamespaces, config.operatorNamespace])]
@@ -203,6 +216,7 @@ export async function setupTerdutServerController(options: {
     informers: [
       ...(serverInformers as unknown as Informer<KubeObject>[]),
       ...ownedInformers,
+      ...serviceInformers,
       ...secretInformers,
       ...(ownSecretInformers as unknown as Informer<KubeObject>[]),
       ...routeInformers,
