@@ -23,6 +23,10 @@ import {
   waitForDeployment,
 } from './support/operator.ts';
 import { startOperatorProcess, type OperatorProcess } from './support/operator-process.ts';
+import { StallingProxy } from './support/stalling-proxy.ts';
+import { KubeClient } from '../../packages/operator/src/runtime/kube-client.ts';
+import { LeaderElector } from '../../packages/operator/src/runtime/leader-election.ts';
+import { KubeConfig } from '@kubernetes/client-node';
 
 let kube: KubeForTests;
 let standIn: KubeletStandIn;
@@ -112,3 +116,46 @@ test(
     assert.ok(events.items.some((e: any) => e.reason === 'BootstrapSucceeded'));
   },
 );
+
+test('a leader whose connection to the API server stalls stops acting within the renew deadline, before another replica can take the lease', async (t) => {
+  const proxy = await StallingProxy.start(kube.admin.server);
+  t.after(() => proxy.stop());
+  const base64 = (pem: string | undefined) => Buffer.from(pem ?? '').toString('base64');
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [
+      { name: 'stalling', server: `https://127.0.0.1:${proxy.port}`, caData: base64(kube.admin.ca) },
+    ],
+    users: [{ name: 'admin', certData: base64(kube.admin.cert), keyData: base64(kube.admin.key) }],
+    contexts: [{ name: 'stalling', cluster: 'stalling', user: 'admin' }],
+    currentContext: 'stalling',
+  });
+  const name = `stall-${Date.now()}`;
+  const seen: string[] = [];
+  const elector = (identity: string, client: KubeClient) =>
+    new LeaderElector({
+      client,
+      namespace: operatorNamespace,
+      name,
+      identity,
+      leaseDurationMs: 4000,
+      renewDeadlineMs: 2000,
+      retryPeriodMs: 500,
+      onStartedLeading: () => seen.push(`${identity} leads`),
+      onLost: () => seen.push(`${identity} lost`),
+    });
+  const first = elector('first', new KubeClient(config));
+  first.start();
+  t.after(() => first.release());
+  await waitUntil(async () => first.leading, { timeoutMs: 10_000, describe: () => 'first did not lead' });
+  const second = elector('second', KubeClient.load(kube.kubeconfigPath));
+  second.start();
+  t.after(() => second.release());
+
+  proxy.stall();
+  await waitUntil(async () => seen.includes('second leads'), {
+    timeoutMs: 20_000,
+    describe: () => `second never took the lease (${seen.join(', ')})`,
+  });
+  assert.deepEqual(seen, ['first leads', 'first lost', 'second leads'], 'never two leaders at once');
+});

@@ -94,29 +94,39 @@ export class LeaderElector {
 
   async #tick(): Promise<void> {
     let ok = false;
+    // An attempt never outlasts the renew deadline (a leader's counted from
+    // its last renewal): a request hanging on a stalled connection must not
+    // keep a leader acting after the others may have taken the lease.
+    const started = Date.now();
+    const budgetMs = this.#leading
+      ? this.#lastRenew + this.#options.renewDeadlineMs - started
+      : this.#options.renewDeadlineMs;
     try {
-      ok = await this.#tryAcquireOrRenew();
+      ok = await this.#tryAcquireOrRenew(
+        this.#options.client.withSignal(AbortSignal.timeout(Math.max(1, budgetMs))),
+        started,
+      );
     } catch (error) {
       this.#options.onError?.(error);
     }
     if (this.#stopped) return;
     const now = Date.now();
     if (ok) {
-      this.#lastRenew = now;
+      this.#lastRenew = started;
       if (!this.#leading) {
         this.#leading = true;
         this.#options.onStartedLeading();
       }
-    } else if (this.#leading && now - this.#lastRenew > this.#options.renewDeadlineMs) {
+    } else if (this.#leading && now - this.#lastRenew >= this.#options.renewDeadlineMs) {
       this.#leading = false;
       this.#stopped = true;
       this.#options.onLost();
     }
   }
 
-  async #tryAcquireOrRenew(): Promise<boolean> {
-    const { client, namespace, name } = this.#options;
-    const now = new Date();
+  async #tryAcquireOrRenew(client: KubeClient, startedAt: number): Promise<boolean> {
+    const { namespace, name } = this.#options;
+    const now = new Date(startedAt);
     const durationSeconds = Math.round(this.#options.leaseDurationMs / 1000);
     const current = await client.get<Lease>(this.#path);
     if (!current) {
