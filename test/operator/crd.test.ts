@@ -95,3 +95,13 @@ test('kubectl get shows Ready, Bootstrapped, URL and Age columns', async () => {
     ['Ready', 'Bootstrapped', 'URL', 'Age'],
   );
 });
+
+test('a name that cannot name the Service or label the pods (dots, more than 63 characters) is refused, saying why', async () => {
+  for (const name of ['my.server', 'a'.repeat(64), 'ends-with-dash-']) {
+    const res = await create({ database: zalando }, name);
+    assert.equal(res.status, 422, `${name}: ${res.text}`);
+    assert.match(res.json<any>().message, /metadata\.name must be at most 63 lowercase letters.*no dots/);
+  }
+  const fine = await create({ database: zalando }, `on-call-${'x'.repeat(55)}`);
+  assert.equal(fine.status, 201, fine.text);
+});

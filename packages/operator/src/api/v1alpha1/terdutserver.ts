@@ -289,6 +289,15 @@ export const TerdutServerSchema = Type.Object(
   {
     description:
       'A terdut-server (on-call and incident manager) run and bootstrapped by terdut-operator: a Deployment, a Service, a bootstrap-token Secret, optionally an HTTPRoute, and the operator’s own credential for it.',
+    // The name becomes the Service's name and a label value: a name either
+    // refuses (dots, more than 63 characters) could never run.
+    'x-kubernetes-validations': [
+      {
+        rule: "size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+        message:
+          'metadata.name must be at most 63 lowercase letters, digits and "-", starting with a letter and ending with a letter or digit (no dots): it names the Service and labels the pods',
+      },
+    ],
   },
 );
 
