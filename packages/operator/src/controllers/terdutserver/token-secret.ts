@@ -64,9 +64,31 @@ export async function reconcileTokenSecret(
         data: { [tokenSecretKey]: encode(newBootstrapToken()) },
       });
     } catch (error) {
-      // Another pass (an earlier leader) created it first: use theirs.
-      if (isAlreadyExists(error)) return stop(0);
-      throw error;
+      if (!isAlreadyExists(error)) throw error;
+      // Another pass (an earlier leader) created it first, or it lost the
+      // labels the cache selects on (a person, a tool): use its token, and
+      // label it again so the cache sees it, rather than creating it anew
+      // on every pass.
+      const live = await deps.kube.get<Secret>(tokenSecretPath(server));
+      // Deleted meanwhile: the next pass creates it.
+      if (!live) return stop(0);
+      const labels = commonLabels(server);
+      if (!live.data?.[tokenSecretKey]) {
+        await deps.kube.update(tokenSecretPath(server), {
+          ...live,
+          metadata: { ...live.metadata, labels: { ...live.metadata.labels, ...labels } },
+          data: { ...live.data, [tokenSecretKey]: encode(newBootstrapToken()) },
+        });
+        return undefined;
+      }
+      if (Object.entries(labels).some(([key, value]) => live.metadata.labels?.[key] !== value))
+        await deps.kube.mergePatch(tokenSecretPath(server), {
+          metadata: {
+            labels,
+            ...(live.metadata.ownerReferences?.length ? {} : { ownerReferences: [ownerReference(server)] }),
+          },
+        });
+      return undefined;
     }
   }
   deps.failpoint('token-secret');
