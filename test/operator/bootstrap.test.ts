@@ -337,3 +337,32 @@ test('a deleted Service of a Ready TerdutServer comes back (the operator watches
   assert.deepEqual(after.spec.selector, before.spec.selector);
   assert.equal(after.metadata.ownerReferences[0].name, 'service');
 });
+
+test('an HTTPRoute a person made under the name of a TerdutServer without hostname is left alone', async () => {
+  await createSecret(kube.admin, namespace, 'byhand-db', { DATABASE_URL: 'postgres://u:p@db:5432/terdut' });
+  await kubeRequestOk(
+    kube.admin,
+    'POST',
+    `/apis/gateway.networking.k8s.io/v1/namespaces/${namespace}/httproutes`,
+    {
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'byhand' },
+        spec: {
+          parentRefs: [{ name: 'internal' }],
+          rules: [{ backendRefs: [{ name: 'byhand', port: 8080 }] }],
+        },
+      },
+    },
+  );
+  await createTerdutServer(kube.admin, namespace, 'byhand', {
+    database: { secretRef: { name: 'byhand-db' } },
+  });
+  await waitForCondition(kube.admin, namespace, 'byhand', {
+    type: 'Exposed',
+    status: 'False',
+    reason: 'NotRequested',
+  });
+  assert.equal((await kubeRequest(kube.admin, 'GET', routePath('byhand'))).status, 200);
+});

@@ -61,11 +61,14 @@ export async function reconcileRoute(
   if (!hostname) {
     // The hostname was removed: the route made for it must go too, or the
     // server stays public. Only a pass that may have made one asks (a
-    // settled NotRequested server sends nothing).
-    if (conditions.get('Exposed')?.reason !== 'NotRequested')
-      await deps.kube.delete(
-        resourcePath(resources.httproutes, server.metadata.namespace, workloadName(server)),
-      );
+    // settled NotRequested server sends nothing), and only a route this
+    // TerdutServer owns goes (a person's own route of that name stays).
+    if (conditions.get('Exposed')?.reason !== 'NotRequested') {
+      const path = resourcePath(resources.httproutes, server.metadata.namespace, workloadName(server));
+      const route = await deps.kube.get<HttpRoute>(path);
+      if (route?.metadata.ownerReferences?.some((ref) => ref.uid === server.metadata.uid))
+        await deps.kube.delete(path);
+    }
     conditions.set(
       'Exposed',
       'False',
