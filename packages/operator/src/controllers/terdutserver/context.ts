@@ -74,6 +74,8 @@ export interface Pass {
   databaseEnv?: EnvVar[];
   /** Set by the workload step: the Deployment as applied. */
   deployment?: Deployment;
+  /** Why the pass failed (it is retried), for a condition it could not determine. */
+  failure?: string;
 }
 
 /** Ends the pass; with `requeueAfterMs`, look again then (else wait for a watch event). */

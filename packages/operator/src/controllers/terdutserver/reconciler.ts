@@ -66,6 +66,9 @@ export async function reconcileTerdutServer(
       result = await step(deps, pass);
       if (result) break;
     }
+  } catch (error) {
+    pass.failure = (error as Error).message;
+    throw error;
   } finally {
     await writeStatus(deps, pass);
   }

@@ -66,3 +66,19 @@ test('an unchanged condition keeps its lastTransitionTime, so an unchanged statu
   flipped.conditions.set('DatabaseReady', 'False', 'DatabaseSecretMissing', 'gone');
   assert.equal(flipped.conditions.get('DatabaseReady')!.lastTransitionTime, '2026-01-01T01:00:00Z');
 });
+
+test('a condition not determined yet makes Ready Unknown (not False), and a pass that failed on the way says why', () => {
+  const p = pass(server());
+  p.conditions.set('DatabaseReady', 'True', 'SecretFound', 'ok');
+  p.failure = 'GET /api/v1/namespaces/ns/secrets/db: secrets "db" is forbidden';
+  summarizeReady(p);
+  const ready = p.conditions.get('Ready')!;
+  assert.equal(ready.status, 'Unknown');
+  assert.equal(ready.reason, 'AvailableUnknown');
+  assert.match(ready.message, /Available could not be determined: GET .*forbidden; the operator retries/);
+
+  const fresh = pass(server());
+  summarizeReady(fresh);
+  assert.equal(fresh.conditions.get('Ready')!.status, 'Unknown');
+  assert.equal(fresh.conditions.get('Ready')!.message, 'DatabaseReady has not been determined yet');
+});

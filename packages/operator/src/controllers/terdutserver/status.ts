@@ -21,13 +21,21 @@ export function summarizeReady(pass: Pass): void {
   if (exposeRequested) required.push('Exposed');
   for (const type of required) {
     const condition = conditions.get(type);
-    if (condition?.status !== 'True') {
+    if (!condition) {
+      // Not determined yet (API conventions: Unknown, not False); a pass
+      // that failed on the way says why.
       conditions.set(
         'Ready',
-        'False',
-        condition?.reason ?? `${type}Unknown`,
-        condition ? `${type}: ${condition.message}` : `${type} has not been determined yet`,
+        'Unknown',
+        `${type}Unknown`,
+        pass.failure
+          ? `${type} could not be determined: ${pass.failure}; the operator retries with back-off (its log has each attempt)`
+          : `${type} has not been determined yet`,
       );
+      return;
+    }
+    if (condition.status !== 'True') {
+      conditions.set('Ready', 'False', condition.reason, `${type}: ${condition.message}`);
       return;
     }
   }
