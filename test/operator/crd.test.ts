@@ -105,3 +105,34 @@ test('a name that cannot name the Service or label the pods (dots, more than 63 
   const fine = await create({ database: zalando }, `on-call-${'x'.repeat(55)}`);
   assert.equal(fine.status, 201, fine.text);
 });
+
+test('OIDC settings terdut-server would refuse to start with are refused at apply time, saying why', async () => {
+  const oidc = { issuerURL: 'https://sso.example.com/realms/x', clientID: 'terdut' };
+  const noPublicUrl = await create({ database: zalando, oidc });
+  assert.equal(noPublicUrl.status, 422, noPublicUrl.text);
+  assert.match(noPublicUrl.json<any>().message, /spec\.oidc requires spec\.publicURL/);
+  const plainHttp = await create({
+    database: zalando,
+    publicURL: 'https://oncall.example.com',
+    oidc: { ...oidc, issuerURL: 'http://sso.example.com/realms/x' },
+  });
+  assert.equal(plainHttp.status, 422, plainHttp.text);
+  assert.match(plainHttp.json<any>().message, /spec\.oidc\.issuerURL must be an https:\/\/ URL/);
+
+  for (const spec of [
+    { database: zalando, publicURL: 'https://oncall.example.com', oidc },
+    {
+      database: zalando,
+      networking: { hostname: 'oncall.example.com', parentRefs: [{ name: 'public' }] },
+      oidc,
+    },
+    {
+      database: zalando,
+      publicURL: 'http://localhost:8080',
+      oidc: { ...oidc, issuerURL: 'http://127.0.0.1:5556/dex' },
+    },
+  ]) {
+    const res = await create(spec);
+    assert.equal(res.status, 201, `${JSON.stringify(spec)}: ${res.text}`);
+  }
+});

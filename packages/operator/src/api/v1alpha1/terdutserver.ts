@@ -118,7 +118,16 @@ export const OidcSpec = Type.Object(
       Type.Array(Type.String(), { description: 'Members of these groups become terdut admins.' }),
     ),
   },
-  { description: 'Sign-in through an OpenID Connect provider. Requires `publicURL`.' },
+  {
+    description: 'Sign-in through an OpenID Connect provider. Requires `publicURL`.',
+    'x-kubernetes-validations': [
+      {
+        rule: "self.issuerURL.startsWith('https://') || self.issuerURL.matches('^http://(localhost|127[.]0[.]0[.]1|[[]::1[]])([:/]|$)')",
+        message:
+          'spec.oidc.issuerURL must be an https:// URL (plain http only for a provider on localhost); terdut-server refuses to start otherwise',
+      },
+    ],
+  },
 );
 
 export const ParentReference = Type.Object(
@@ -212,7 +221,17 @@ export const TerdutServerSpec = Type.Object(
       }),
     ),
   },
-  { description: 'Desired state of a terdut-server instance.' },
+  {
+    description: 'Desired state of a terdut-server instance.',
+    // terdut-server refuses to start otherwise (config.ts): say so at apply time.
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.oidc) || has(self.publicURL) || (has(self.networking) && has(self.networking.hostname))',
+        message:
+          'spec.oidc requires spec.publicURL (or spec.networking.hostname, which makes it https://<hostname>): the OIDC redirect URL is derived from it',
+      },
+    ],
+  },
 );
 
 export const conditionTypes = ['DatabaseReady', 'Available', 'Bootstrapped', 'Exposed', 'Ready'] as const;
