@@ -136,3 +136,46 @@ test('OIDC settings terdut-server would refuse to start with are refused at appl
     assert.equal(res.status, 201, `${JSON.stringify(spec)}: ${res.text}`);
   }
 });
+
+test('Secret names and keys no Secret can have, and Gateway references no Gateway can have, are refused naming the field', async () => {
+  const cases: [unknown, RegExp][] = [
+    [{ database: { secretRef: { name: 'Terdut_DB' } } }, /spec\.database\.secretRef\.name/],
+    [{ database: { secretRef: { name: 'db', key: 'url/x' } } }, /spec\.database\.secretRef\.key/],
+    [
+      {
+        database: zalando,
+        publicURL: 'https://oncall.example.com',
+        oidc: {
+          issuerURL: 'https://sso.example.com',
+          clientID: 'terdut',
+          clientSecretRef: { name: 'oidc', key: 'client secret' },
+        },
+      },
+      /spec\.oidc\.clientSecretRef\.key/,
+    ],
+    [
+      {
+        database: zalando,
+        networking: { hostname: 'x.example.com', parentRefs: [{ name: 'public', namespace: 'Gateways_NS' }] },
+      },
+      /spec\.networking\.parentRefs\[0\]\.namespace/,
+    ],
+    [
+      {
+        database: zalando,
+        networking: {
+          hostname: 'x.example.com',
+          parentRefs: [{ name: 'public', sectionName: 'https main' }],
+        },
+      },
+      /spec\.networking\.parentRefs\[0\]\.sectionName/,
+    ],
+  ];
+  for (const [spec, field] of cases) {
+    const res = await create(spec);
+    assert.equal(res.status, 422, `${JSON.stringify(spec)}: ${res.text}`);
+    assert.match(res.json<any>().message, field);
+  }
+  const fine = await create({ database: { secretRef: { name: 'terdut.db', key: 'DATABASE_URL.v2' } } });
+  assert.equal(fine.status, 201, fine.text);
+});

@@ -93,7 +93,7 @@ test('resources the Deployment refuses (requests above limits): Available=False 
   assert.equal(conditionOf(fixed, 'Available').observedGeneration, fixed.metadata.generation);
 });
 
-test('a parentRef the HTTPRoute refuses (namespace not a DNS label): Exposed=False RouteInvalid naming the field once bootstrapped, no retry loop, the route appears once fixed', async (t) => {
+test('parentRefs the HTTPRoute refuses (the same Gateway twice without sectionName): Exposed=False RouteInvalid naming the field once bootstrapped, no retry loop, the route appears once fixed', async (t) => {
   const database = await createTestPostgres();
   databases.push(database);
   await createSecret(kube.admin, namespace, 'routed-db', { DATABASE_URL: database.url });
@@ -101,7 +101,7 @@ test('a parentRef the HTTPRoute refuses (namespace not a DNS label): Exposed=Fal
     database: { secretRef: { name: 'routed-db' } },
     networking: {
       hostname: 'terdut.example.com',
-      parentRefs: [{ name: 'public', namespace: 'Gateways_NS' }],
+      parentRefs: [{ name: 'public' }, { name: 'public' }],
     },
   });
   await waitForDeployment(kube.admin, namespace, 'routed');
@@ -114,7 +114,7 @@ test('a parentRef the HTTPRoute refuses (namespace not a DNS label): Exposed=Fal
   });
   assert.equal(conditionOf(refused, 'Bootstrapped').status, 'True');
   const exposed = conditionOf(refused, 'Exposed');
-  assert.match(exposed.message, /spec\.parentRefs\[0\]\.namespace.*Gateways_NS/);
+  assert.match(exposed.message, /spec\.parentRefs.*sectionName must be unique/);
   assert.match(exposed.message, /correct spec\.networking/);
   assert.equal(conditionOf(refused, 'Ready').reason, 'RouteInvalid');
   assert.equal((await waitForEvent(kube.admin, namespace, 'RouteInvalid')).type, 'Warning');

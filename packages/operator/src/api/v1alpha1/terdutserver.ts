@@ -31,7 +31,13 @@ const quantity = Type.Unsafe<string | number>({
     '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
 });
 
-const dnsLabelName = (description: string) => Type.String({ description, minLength: 1, maxLength: 253 });
+/** A DNS subdomain (RFC 1123), as Kubernetes object names are: one that is not could never be found or created. */
+const dnsSubdomain = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+const dnsLabelName = (description: string) =>
+  Type.String({ description, minLength: 1, maxLength: 253, pattern: dnsSubdomain });
+/** A key a Secret can hold (alphanumerics, `-`, `_`, `.`). */
+const secretKey = (description: string, options: { default?: string } = {}) =>
+  Type.String({ description, minLength: 1, maxLength: 253, pattern: '^[-._a-zA-Z0-9]+$', ...options });
 
 export const PostgresqlDatabase = Type.Object(
   {
@@ -66,11 +72,7 @@ export const DatabaseSpec = Type.Object(
       Type.Object(
         {
           name: dnsLabelName('Name of the Secret holding the connection URL.'),
-          key: Type.String({
-            description: 'Key holding a `postgres://` URL.',
-            minLength: 1,
-            default: 'DATABASE_URL',
-          }),
+          key: secretKey('Key holding a `postgres://` URL.', { default: 'DATABASE_URL' }),
         },
         {
           description:
@@ -101,7 +103,7 @@ export const OidcSpec = Type.Object(
       Type.Object(
         {
           name: dnsLabelName('Name of the Secret holding the client secret.'),
-          key: Type.String({ description: 'Key of the client secret.', minLength: 1 }),
+          key: secretKey('Key of the client secret.'),
         },
         {
           description:
@@ -134,9 +136,15 @@ export const ParentReference = Type.Object(
   {
     name: dnsLabelName('Name of the Gateway.'),
     namespace: Type.Optional(
-      Type.String({ description: 'Namespace of the Gateway; defaults to the TerdutServer’s namespace.' }),
+      Type.String({
+        description: 'Namespace of the Gateway; defaults to the TerdutServer’s namespace.',
+        maxLength: 63,
+        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      }),
     ),
-    sectionName: Type.Optional(Type.String({ description: 'Listener name on the Gateway.' })),
+    sectionName: Type.Optional(
+      Type.String({ description: 'Listener name on the Gateway.', maxLength: 253, pattern: dnsSubdomain }),
+    ),
   },
   { description: 'A Gateway API Gateway the HTTPRoute attaches to.' },
 );
