@@ -292,6 +292,34 @@ test('removing spec.networking.hostname from an exposed TerdutServer deletes its
     reason: 'RouteNotAccepted',
   });
   assert.equal((await kubeRequest(kube.admin, 'GET', routePath('unexpose'))).status, 200);
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  await kubeRequestOk(kube.admin, 'PATCH', `${routePath('unexpose')}/status`, {
+    body: {
+      status: {
+        parents: [
+          {
+            parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'public' },
+            controllerName: 'example.com/gateway-controller',
+            conditions: [
+              {
+                type: 'Accepted',
+                status: 'True',
+                reason: 'Accepted',
+                message: 'ok',
+                lastTransitionTime: now,
+                observedGeneration: 1,
+              },
+            ],
+          },
+        ],
+      },
+    },
+  });
+  const exposed = await waitForCondition(kube.admin, namespace, 'unexpose', {
+    type: 'Ready',
+    status: 'True',
+  });
+  assert.equal(exposed.status.url, 'https://unexpose.example.com');
 
   await kubeRequestOk(
     kube.admin,
@@ -305,6 +333,9 @@ test('removing spec.networking.hostname from an exposed TerdutServer deletes its
     reason: 'NotRequested',
   });
   assert.equal(conditionOf(internal, 'Ready').status, 'True');
+  const serviceUrl = `http://unexpose.${namespace}.svc:8080`;
+  assert.equal(internal.status.url, serviceUrl, 'status.url no longer names the public hostname');
+  assert.match(conditionOf(internal, 'Ready').message, new RegExp(`at ${serviceUrl.replace(/\./g, '\\.')}$`));
   await waitUntil(async () => (await kubeRequest(kube.admin, 'GET', routePath('unexpose'))).status === 404, {
     timeoutMs: 10_000,
     describe: () => 'the HTTPRoute is still there, routing the public hostname',

@@ -9,7 +9,7 @@ import { isInvalid, resourcePath, resources } from '../../runtime/kube-client.ts
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 import type { KubeObject } from '../../runtime/kube-client.ts';
 import type { Pass, ReconcileDeps, StepResult } from './context.ts';
-import { commonLabels, fieldManager, ownerReference, serverPort, workloadName } from './names.ts';
+import { commonLabels, fieldManager, ownerReference, serverPort, serviceUrl, workloadName } from './names.ts';
 
 interface HttpRoute extends KubeObject {
   status?: {
@@ -69,6 +69,8 @@ export async function reconcileRoute(
       if (route?.metadata.ownerReferences?.some((ref) => ref.uid === server.metadata.uid))
         await deps.kube.delete(path);
     }
+    // No longer https://<the old hostname>.
+    pass.status.url = serviceUrl(server);
     conditions.set(
       'Exposed',
       'False',
