@@ -57,3 +57,21 @@ test('a server still applying migrations for up to 10 minutes is not restarted b
   assert.equal(startup?.httpGet.path, '/healthz');
   assert.ok(startup.periodSeconds * startup.failureThreshold >= 600);
 });
+
+test('a stopping server keeps serving while it leaves the endpoints, and has time to finish its requests', () => {
+  const deployment = desiredDeployment(server(), 'terdut-server:test', []) as unknown as {
+    spec: {
+      template: {
+        spec: {
+          terminationGracePeriodSeconds: number;
+          containers: { lifecycle?: { preStop?: { sleep?: { seconds: number } } } }[];
+        };
+      };
+    };
+  };
+  const pod = deployment.spec.template.spec;
+  const pause = pod.containers[0]!.lifecycle?.preStop?.sleep?.seconds ?? 0;
+  assert.ok(pause >= 5, 'without a pause, requests routed to it in the next seconds are refused');
+  // The server itself takes up to 25 s to finish requests in flight after SIGTERM.
+  assert.ok(pod.terminationGracePeriodSeconds >= pause + 25);
+});

@@ -31,6 +31,9 @@ import {
 /** Where gateway pods run in most clusters: the private ranges (spec.networking.trustedProxies overrides). */
 export const defaultTrustedProxies = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'uniquelocal'];
 
+/** How long a stopping pod keeps serving while it is taken out of the Service's endpoints. */
+const preStopSeconds = 5;
+
 /** The desired Deployment. `databaseEnv` comes from the database step. */
 export function desiredDeployment(server: TerdutServer, image: string, databaseEnv: EnvVar[]): Deployment {
   const { spec } = server;
@@ -111,6 +114,8 @@ export function desiredDeployment(server: TerdutServer, image: string, databaseE
         metadata: { labels: commonLabels(server) },
         spec: {
           automountServiceAccountToken: false,
+          // The pre-stop pause, then up to 25 s for the server to finish requests in flight.
+          terminationGracePeriodSeconds: preStopSeconds + 30,
           enableServiceLinks: false,
           securityContext: {
             runAsNonRoot: true,
@@ -132,6 +137,10 @@ export function desiredDeployment(server: TerdutServer, image: string, databaseE
               startupProbe: probe('/healthz', 5, 120),
               livenessProbe: probe('/healthz', 10, 3),
               readinessProbe: probe('/readyz', 5, 2),
+              // Endpoints and gateways learn that a pod is going a moment after it is told to
+              // stop; a server that closed its listener at once refused the requests sent
+              // meanwhile (a rollout's connection errors). It keeps serving 5 s first.
+              lifecycle: { preStop: { sleep: { seconds: preStopSeconds } } },
               ...(spec.resources ? { resources: spec.resources } : {}),
               securityContext: {
                 allowPrivilegeEscalation: false,
