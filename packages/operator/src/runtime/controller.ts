@@ -6,8 +6,12 @@
  * with the key's exponential back-off. A state that retrying cannot fix (one
  * a person must change) is not an error: the reconcile sets a condition that
  * says what to do and returns without a requeue, so only a change to the
- * object brings the key back.
+ * object brings the key back. A write refused because the object changed
+ * since it was read (409 Conflict) is retried the same way but is no error:
+ * concurrent writers meet it in normal operation, and the next pass reads
+ * the newer object.
  */
+import { KubeApiError } from './kube-client.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import type { WorkQueue } from './work-queue.ts';
 
@@ -75,18 +79,32 @@ export class Controller {
           this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
         } else this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'success' });
       } catch (error) {
-        this.#metrics?.reconcileErrors.inc({ controller: this.name });
         const delay = this.#queue.addRateLimited(key);
-        this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });
-        this.#logger?.error('reconcile failed; retrying', {
-          key,
-          retryInMs: delay,
-          error: (error as Error).message,
-        });
+        if (isStaleWrite(error)) {
+          this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'conflict' });
+          this.#logger?.info('an object changed while it was reconciled; reading it again', {
+            key,
+            retryInMs: delay,
+            error: (error as Error).message,
+          });
+        } else {
+          this.#metrics?.reconcileErrors.inc({ controller: this.name });
+          this.#metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });
+          this.#logger?.error('reconcile failed; retrying', {
+            key,
+            retryInMs: delay,
+            error: (error as Error).message,
+          });
+        }
       } finally {
         end?.();
         this.#queue.done(key);
       }
     }
   }
+}
+
+/** 409 Conflict: a write with a resourceVersion precondition met a newer object (not AlreadyExists). */
+function isStaleWrite(error: unknown): boolean {
+  return error instanceof KubeApiError && error.status === 409 && error.reason === 'Conflict';
 }

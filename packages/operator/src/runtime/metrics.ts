@@ -19,7 +19,7 @@ export function createOperatorMetrics(options: { processMetrics?: boolean } = {}
     registry,
     reconcileTotal: new Counter({
       name: 'terdut_operator_reconcile_total',
-      help: 'Reconciles by result: success, requeue, error.',
+      help: 'Reconciles by result: success, requeue, conflict (an object changed meanwhile; retried), error.',
       labelNames: ['controller', 'result'],
       registers: [registry],
     }),
