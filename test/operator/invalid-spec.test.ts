@@ -146,3 +146,39 @@ test('parentRefs the HTTPRoute refuses (the same Gateway twice without sectionNa
     { timeoutMs: 10_000, describe: () => 'the HTTPRoute was not created once the spec was fixed' },
   );
 });
+
+test('a time zone terdut-server would refuse: Available=False ServerSettingsInvalid naming spec.timezone, no Deployment to crash-loop, made once corrected', async () => {
+  await createSecret(kube.admin, namespace, 'db-zone', { DATABASE_URL: 'postgres://u:p@db:5432/terdut' });
+  await createTerdutServer(kube.admin, namespace, 'martian', {
+    database: { secretRef: { name: 'db-zone' } },
+    timezone: 'Mars/Olympus',
+  });
+  const refused = await waitForCondition(kube.admin, namespace, 'martian', {
+    type: 'Available',
+    status: 'False',
+    reason: 'ServerSettingsInvalid',
+  });
+  assert.match(
+    conditionOf(refused, 'Available').message,
+    /^spec\.timezone "Mars\/Olympus" is not an IANA time zone/,
+  );
+  assert.equal((await waitForEvent(kube.admin, namespace, 'ServerSettingsInvalid')).type, 'Warning');
+  const deployments = await kubeRequest(
+    kube.admin,
+    'GET',
+    `/apis/apps/v1/namespaces/${namespace}/deployments?labelSelector=${encodeURIComponent('app.kubernetes.io/instance=martian')}`,
+  );
+  assert.deepEqual(deployments.json<{ items: unknown[] }>().items, [], 'no pods that could only crash-loop');
+
+  await kubeRequestOk(kube.admin, 'PATCH', tsPath('martian'), {
+    body: { spec: { timezone: 'Europe/Berlin' } },
+    contentType: 'application/merge-patch+json',
+  });
+  const deployment = await waitForDeployment(kube.admin, namespace, 'martian');
+  assert.ok(
+    deployment.spec.template.spec.containers[0].env.some(
+      (env: { name: string; value?: string }) =>
+        env.name === 'TERDUT_TIMEZONE' && env.value === 'Europe/Berlin',
+    ),
+  );
+});

@@ -6,6 +6,7 @@
  */
 import { isInvalid, resourcePath, resources } from '../../runtime/kube-client.ts';
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
+import { refusedServerSettings } from './server-settings.ts';
 import {
   stop,
   type Deployment,
@@ -183,6 +184,16 @@ export async function reconcileWorkload(
   const name = workloadName(server);
   const image = server.spec.image ?? deps.defaultImage;
   const withImage = { ...server, spec: { ...server.spec, image } };
+  // Settings the server would refuse at start-up: pods that only crash-loop
+  // help nobody, and a running Deployment keeps its last good settings.
+  const refused = refusedServerSettings(server.spec);
+  if (refused !== undefined) {
+    const message = `${refused}; terdut-server would not start with it. Correct the TerdutServer's spec; the operator retries when it changes`;
+    conditions.set('Available', 'False', 'ServerSettingsInvalid', message);
+    if (conditions.changed('Available'))
+      await deps.events.record(server, 'Warning', 'ServerSettingsInvalid', message);
+    return stop();
+  }
   let deployment: Deployment;
   try {
     deployment = await deps.kube.apply<Deployment>(
