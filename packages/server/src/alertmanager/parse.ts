@@ -6,7 +6,7 @@
 import { badRequest } from '../errors.ts';
 import { parseInstant } from '../instant.ts';
 import { formatDuration } from '../services/format-duration.ts';
-import type { AlertGroupNotification, AlertState } from '../domain/alerts.ts';
+import { HEARTBEAT_GROUP_PREFIX, type AlertGroupNotification, type AlertState } from '../domain/alerts.ts';
 import {
   GO_ZERO_TIME,
   SUPPORTED_WEBHOOK_VERSION,
@@ -39,6 +39,12 @@ export function parseNotification(payload: WebhookPayload, now: Date): AlertGrou
   }
   if (Buffer.byteLength(payload.groupKey, 'utf8') > WEBHOOK_LIMITS.groupKeyBytes) {
     throw badRequest(`field "groupKey" is longer than ${WEBHOOK_LIMITS.groupKeyBytes} bytes (UTF-8)`);
+  }
+  if (payload.groupKey.startsWith(HEARTBEAT_GROUP_PREFIX)) {
+    throw badRequest(
+      `field "groupKey" must not start with "${HEARTBEAT_GROUP_PREFIX}": that names the incidents of missed ` +
+        'heartbeats (Alertmanager\'s group keys start with "{")',
+    );
   }
   const alerts = new Map<string, AlertState>();
   payload.alerts.forEach((alert: WebhookAlert, index: number) => {

@@ -66,3 +66,10 @@ const digests = new WeakMap<object, string>();
 function sortedEntries(map: Record<string, string>): [string, string][] {
   return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
+
+/**
+ * The start of the group of a missed heartbeat's incident (`heartbeat:<id>`).
+ * Alertmanager's group keys start with `{`; the webhook refuses this one, so
+ * a notification can never join or resolve a heartbeat's incident.
+ */
+export const HEARTBEAT_GROUP_PREFIX = 'heartbeat:';

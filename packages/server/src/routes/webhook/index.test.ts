@@ -450,6 +450,14 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
     assert.equal((await incident(opened.body.incident_id)).status, 'resolved');
   });
 
+  test("a group key that names a missed heartbeat's incident is refused, so no notification can join or resolve it", async () => {
+    const response = await post(
+      notification({ groupKey: 'heartbeat:1', alerts: [resolvedAlert({ name: 'Watchdog' })] }),
+    );
+    assert.equal(response.status, 400);
+    assert.match(response.body.error, /^field "groupKey" must not start with "heartbeat:"/);
+  });
+
   test('alerts from different groups make different incidents', async () => {
     const one = await post(notification({ groupKey: 'group-one', alerts: [firingAlert({ name: 'One' })] }));
     const two = await post(notification({ groupKey: 'group-two', alerts: [firingAlert({ name: 'Two' })] }));

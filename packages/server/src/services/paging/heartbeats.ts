@@ -5,7 +5,7 @@ import { requireAdmin, type Principal } from '../../auth/principal.ts';
 import { badRequest, conflict, notFound } from '../../errors.ts';
 import { parseDuration } from '../../duration.ts';
 import { isUniqueViolation } from '../../db/unique-violation.ts';
-import type { AlertState } from '../../domain/alerts.ts';
+import { HEARTBEAT_GROUP_PREFIX, type AlertState } from '../../domain/alerts.ts';
 import {
   deleteHeartbeat,
   insertHeartbeat,
@@ -34,7 +34,7 @@ export interface HeartbeatInput {
 }
 
 /** The incident group of a heartbeat: never an Alertmanager groupKey (those start with `{`). */
-export const heartbeatGroup = (id: number): string => `heartbeat:${id}`;
+export const heartbeatGroup = (id: number): string => `${HEARTBEAT_GROUP_PREFIX}${id}`;
 
 /** The heartbeat whose missed-heartbeat incident has this group, or undefined for any other incident. */
 export function heartbeatOfGroup(groupKey: string): number | undefined {
