@@ -47,6 +47,19 @@ export async function findPersonById(db: Queryable, id: number): Promise<UserRow
   return result.rows[0];
 }
 
+/**
+ * A live person, locked against deletion until the transaction ends (`FOR
+ * SHARE`): what is made for them meanwhile (an API key) cannot outlive a
+ * deletion that waited, and a deletion that went first makes this undefined.
+ */
+export async function lockLivePerson(db: Queryable, id: number): Promise<UserRow | undefined> {
+  const result = await db.query<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM users WHERE id = $1 AND deleted_at IS NULL AND kind = 'person' FOR SHARE`,
+    [id],
+  );
+  return result.rows[0];
+}
+
 /** A live user of any kind by username, in any case (usernames are unique regardless of case). */
 export async function findUserByUsername(db: Queryable, username: string): Promise<UserRow | undefined> {
   const result = await db.query<UserRow>(

@@ -4,7 +4,7 @@ import { requireSelfOrAdmin } from '../auth/principal.ts';
 import { generateApiKey, hashApiKey } from '../auth/secrets.ts';
 import { notFound } from '../errors.ts';
 import { deleteKey, insertKey, listKeysOfUser, type ApiKeyRow } from '../repositories/api-keys.ts';
-import { findPersonById } from '../repositories/users.ts';
+import { findPersonById, lockLivePerson } from '../repositories/users.ts';
 import type { AuditService } from './audit.ts';
 import type { CredentialsChanged } from './api-key-cache.ts';
 import { parseKeyName } from './user-fields.ts';
@@ -53,7 +53,9 @@ export class ApiKeyService {
     requireSelfOrAdmin(principal, userId, 'create API keys');
     const name = parseKeyName(nameText);
     return this.#db.transaction(async (tx) => {
-      if (!(await findPersonById(tx, userId))) throw notFound(`user ${userId}`);
+      // Locked: a key minted while the person is being deleted would survive the deletion's
+      // sweep of their keys, and a later recovery of the person would bring it back.
+      if (!(await lockLivePerson(tx, userId))) throw notFound(`user ${userId}`);
       const created = await mintApiKey(tx, userId, name);
       await this.#audit.record(tx, {
         actor: principal,
