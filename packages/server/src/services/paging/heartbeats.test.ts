@@ -183,6 +183,51 @@ forEachDatabase('heartbeats', (database) => {
     await server.request({ method: 'POST', url: `/api/heartbeats/${created.body.id}/ping`, as: hana });
   });
 
+  test('deleting a heartbeat whose incident is open resolves that incident: it can never return, and paging ends', async () => {
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/heartbeats',
+      as: admin,
+      payload: { name: 'retired-cron', interval: '5m', grace: '0' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const group = `heartbeat:${created.body.id}`;
+    clock.advance(6 * MINUTE);
+    await server.app.services.heartbeats.sweep();
+    const [incident] = await incidentsOf(group);
+    assert.equal(incident?.status, 'triggered');
+
+    const deleted = await server.request({
+      method: 'DELETE',
+      url: `/api/heartbeats/${created.body.id}`,
+      as: admin,
+    });
+    assert.equal(deleted.status, 204);
+    assert.equal((await incidentsOf(group))[0]?.status, 'resolved');
+    const timeline = (
+      await server.request({ method: 'GET', url: `/api/incidents/${incident.id}/timeline`, as: admin })
+    ).body;
+    const resolved = timeline.find((event: { type: string }) => event.type === 'resolved');
+    assert.equal(resolved?.detail, 'heartbeat retired-cron was deleted');
+    assert.equal(resolved?.user_id, admin.id);
+
+    const pagesBefore = receiver.received.filter((hook) => hook.body?.incident?.id === incident.id);
+    clock.advance(60 * MINUTE);
+    await server.app.services.paging.runOnce();
+    assert.deepEqual(
+      receiver.received
+        .filter((hook) => hook.body?.incident?.id === incident.id)
+        .slice(pagesBefore.length)
+        .map((hook) => hook.body.event)
+        .filter((event) => event === 'page'),
+      [],
+      'no page after the delete',
+    );
+    // The other heartbeats of this suite are silent too by now: they page for themselves.
+    for (const heartbeat of (await server.request({ method: 'GET', url: '/api/heartbeats', as: admin })).body)
+      await server.request({ method: 'POST', url: `/api/heartbeats/${heartbeat.id}/ping`, as: hana });
+  });
+
   test('heartbeats are validated and admin-only to define; an unknown one cannot be pinged', async () => {
     const byMember = await server.request({
       method: 'POST',

@@ -132,6 +132,13 @@ export class HeartbeatService {
     await this.#db.transaction(async (tx) => {
       const deleted = await deleteHeartbeat(tx, id);
       if (deleted === undefined) throw notFound(`heartbeat ${id}`);
+      // Nothing can make a deleted heartbeat return: its missed-heartbeat
+      // incident would stay open and escalate for good.
+      await this.#resolveMissed(tx, deleted, {
+        source: 'manual',
+        userId: principal.userId,
+        detail: `heartbeat ${deleted.name} was deleted`,
+      });
       await this.#audit.record(tx, {
         actor: principal,
         action: 'heartbeat.deleted',
@@ -202,25 +209,46 @@ export class HeartbeatService {
     if (ids.length === 0) return [];
     const refreshed = await this.#db.transaction((tx) => refreshHeartbeats(tx, ids, this.#clock.now()));
     for (const heartbeat of refreshed) {
-      await this.#db.transaction((tx) => this.#resolveMissed(tx, heartbeat));
+      await this.#db.transaction((tx) =>
+        this.#resolveMissed(tx, heartbeat, {
+          source: 'alerts',
+          detail: `heartbeat ${heartbeat.name} returned`,
+        }),
+      );
     }
     return refreshed;
   }
 
-  async #resolveMissed(tx: Queryable, heartbeat: HeartbeatRow): Promise<void> {
+  /** Resolves the heartbeat's open missed-heartbeat incident, if any: it returned, or was deleted. */
+  async #resolveMissed(
+    tx: Queryable,
+    heartbeat: HeartbeatRow,
+    how: { source: 'alerts' | 'manual'; detail: string; userId?: number },
+  ): Promise<void> {
     const group = heartbeatGroup(heartbeat.id);
     await lockIncidentGroup(tx, group);
     const open = await lockOpenIncidentOfGroup(tx, group);
     if (open === undefined) return;
     const now = this.#clock.now();
     await endPaging(tx, open.id, now);
-    await updateIncident(tx, open.id, { status: 'resolved', resolved_at: now, resolution_source: 'alerts' });
+    await updateIncident(tx, open.id, {
+      status: 'resolved',
+      resolved_at: now,
+      resolution_source: how.source,
+    });
     await insertEvents(
       tx,
-      [{ incident_id: open.id, type: 'resolved', detail: `heartbeat ${heartbeat.name} returned` }],
+      [
+        {
+          incident_id: open.id,
+          type: 'resolved',
+          detail: how.detail,
+          ...(how.userId !== undefined ? { user_id: how.userId } : {}),
+        },
+      ],
       now,
     );
-    this.#metrics.incidentsResolved.inc({ source: 'alerts' });
+    this.#metrics.incidentsResolved.inc({ source: how.source });
   }
 
   /** The heartbeats that alerts can refresh (those with matchers), cached for HEARTBEAT_CACHE_MS. */
