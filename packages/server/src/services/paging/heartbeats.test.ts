@@ -243,7 +243,26 @@ forEachDatabase('heartbeats', (database) => {
       payload: { name: 'x', interval: '10s' },
     });
     assert.equal(tooShort.status, 400);
-    assert.match(tooShort.body.error, /"interval" must be a Go-style duration of at least 30s/);
+    assert.match(tooShort.body.error, /"interval" must be a Go-style duration from 30s to 8760h/);
+    // Past PostgreSQL's range, such a heartbeat made every sweep fail: no heartbeat was watched any more.
+    for (const [field, payload] of [
+      ['interval', { name: 'x', interval: '3000000000h' }],
+      ['interval', { name: 'x', interval: '30000000000000h' }],
+      ['grace', { name: 'x', interval: '5m', grace: '3000000000h' }],
+    ] as const) {
+      const tooLong = await server.request({ method: 'POST', url: '/api/heartbeats', as: admin, payload });
+      assert.equal(tooLong.status, 400, JSON.stringify(payload));
+      assert.match(tooLong.body.error, new RegExp(`"${field}" must be .* to 8760h \\(365 days\\)`));
+    }
+    const longest = await server.request({
+      method: 'POST',
+      url: '/api/heartbeats',
+      as: admin,
+      payload: { name: 'yearly', interval: '8760h', grace: '8760h' },
+    });
+    assert.equal(longest.status, 201, JSON.stringify(longest.body));
+    clock.advance(MINUTE);
+    await server.app.services.heartbeats.sweep();
     const badMatcher = await server.request({
       method: 'POST',
       url: '/api/heartbeats',

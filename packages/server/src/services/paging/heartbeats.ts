@@ -49,6 +49,13 @@ export function heartbeatOfGroup(groupKey: string): number | undefined {
  */
 export const HEARTBEAT_CACHE_MS = 5_000;
 
+/**
+ * The longest interval, and the longest grace: the sweep adds both to the
+ * last sign of life in SQL, and one past PostgreSQL's range failed the
+ * sweep of every heartbeat ("interval out of range").
+ */
+const MAX_HEARTBEAT_DURATION_MS = 365 * 24 * 3_600_000;
+
 interface CachedMatchers {
   heartbeats: { id: number; matchers: ReturnType<typeof parseMatcher>[] }[];
   until: number;
@@ -86,15 +93,17 @@ export class HeartbeatService {
     const name = input.name.trim();
     if (name === '' || name.length > 100) throw badRequest('field "name" must be 1 to 100 characters');
     const intervalMs = parseDuration(input.interval.trim());
-    if (intervalMs === undefined || intervalMs < 30_000) {
+    if (intervalMs === undefined || intervalMs < 30_000 || intervalMs > MAX_HEARTBEAT_DURATION_MS) {
       throw badRequest(
-        `field "interval" must be a Go-style duration of at least 30s, got "${input.interval.slice(0, 40)}"`,
+        `field "interval" must be a Go-style duration from 30s to 8760h (365 days), got "${input.interval.slice(0, 40)}"`,
       );
     }
     const graceText = input.grace ?? '1m';
     const graceMs = graceText.trim() === '0' ? 0 : parseDuration(graceText.trim());
-    if (graceMs === undefined)
-      throw badRequest(`field "grace" must be a Go-style duration, got "${graceText.slice(0, 40)}"`);
+    if (graceMs === undefined || graceMs > MAX_HEARTBEAT_DURATION_MS)
+      throw badRequest(
+        `field "grace" must be a Go-style duration up to 8760h (365 days), got "${graceText.slice(0, 40)}"`,
+      );
     const matchers = input.matchers ?? [];
     matchers.forEach((text, index) => {
       try {
