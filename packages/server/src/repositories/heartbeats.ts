@@ -61,3 +61,16 @@ export async function overdueHeartbeats(db: Queryable, now: Date): Promise<Heart
   );
   return result.rows;
 }
+
+/**
+ * Whether the heartbeat's incident group has an incident (open or resolved)
+ * that opened after `since` (its last sign of life): that silence has had
+ * its incident.
+ */
+export async function hasIncidentSince(db: Queryable, groupKey: string, since: Date): Promise<boolean> {
+  const result = await db.query<{ found: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM incidents WHERE group_key = $1 AND triggered_at > $2) AS found`,
+    [groupKey, since],
+  );
+  return result.rows[0]?.found === true;
+}

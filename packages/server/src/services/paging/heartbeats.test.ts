@@ -183,6 +183,46 @@ forEachDatabase('heartbeats', (database) => {
     await server.request({ method: 'POST', url: `/api/heartbeats/${created.body.id}/ping`, as: hana });
   });
 
+  test('a missed-heartbeat incident resolved by hand stays resolved while the silence goes on; the next silence opens a new one', async () => {
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/heartbeats',
+      as: admin,
+      payload: { name: 'nightly-report', interval: '5m', grace: '0' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id as number;
+    const group = `heartbeat:${id}`;
+    clock.advance(6 * MINUTE);
+    await server.app.services.heartbeats.sweep();
+    const [first] = await incidentsOf(group);
+    const resolved = await server.request({
+      method: 'POST',
+      url: `/api/incidents/${first!.id}/resolve`,
+      as: hana,
+    });
+    assert.equal(resolved.status, 200);
+
+    // The sweep runs every 10 s: it paged again at once, with a new incident.
+    clock.advance(10_000);
+    await server.app.services.heartbeats.sweep();
+    clock.advance(60 * MINUTE);
+    await server.app.services.heartbeats.sweep();
+    assert.deepEqual(
+      (await incidentsOf(group)).map((incident) => incident.status),
+      ['resolved'],
+    );
+
+    await server.request({ method: 'POST', url: `/api/heartbeats/${id}/ping`, as: hana });
+    clock.advance(6 * MINUTE);
+    await server.app.services.heartbeats.sweep();
+    assert.deepEqual(
+      (await incidentsOf(group)).map((incident) => incident.status),
+      ['resolved', 'triggered'],
+    );
+    await server.request({ method: 'DELETE', url: `/api/heartbeats/${id}`, as: admin });
+  });
+
   test('deleting a heartbeat whose incident is open resolves that incident: it can never return, and paging ends', async () => {
     const created = await server.request({
       method: 'POST',

@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../../db/unique-violation.ts';
 import { HEARTBEAT_GROUP_PREFIX, type AlertState } from '../../domain/alerts.ts';
 import {
   deleteHeartbeat,
+  hasIncidentSince,
   insertHeartbeat,
   listHeartbeats,
   overdueHeartbeats,
@@ -193,6 +194,9 @@ export class HeartbeatService {
         const group = heartbeatGroup(heartbeat.id);
         await lockIncidentGroup(tx, group);
         if ((await lockOpenIncidentOfGroup(tx, group)) !== undefined) return false;
+        // Resolved by hand during this silence: like an alert that keeps
+        // firing through a manual resolve, it opens nothing until it returns.
+        if (await hasIncidentSince(tx, group, heartbeat.last_seen_at)) return false;
         const now = this.#clock.now();
         const missedSince = new Date(heartbeat.last_seen_at.getTime() + Number(heartbeat.interval_ms));
         const labels = { alertname: 'HeartbeatMissed', heartbeat: heartbeat.name };
