@@ -29,9 +29,31 @@ test('every matcher must match; none matches everything', () => {
   assert.equal(matchesAll([], {}), true);
 });
 
+test('regexes as Alertmanager takes them: backslash escapes kept, (?i) at the start', () => {
+  // Both start the real Alertmanager (0.35); terdut refused them with 400.
+  const labels = { instance: 'db12.prod', severity: 'CRITICAL' };
+  const cases: [string, boolean][] = [
+    ['instance=~"db\\d+\\.prod"', true],
+    ['instance=~"db\\d+\\.stage"', false],
+    ['instance!~".*\\.prod"', false],
+    ['severity=~"(?i)critical|high"', true],
+    ['severity=~"critical"', false], // case-sensitive without (?i)
+    ['severity!~"(?i)crit.*"', false],
+  ];
+  for (const [text, expected] of cases) {
+    assert.equal(parseMatcher(text).matches(labels), expected, text);
+  }
+  // A backslash before anything but \\, " or n is a backslash, as in Alertmanager.
+  assert.equal(parseMatcher('instance=~"db\\d+"').value, 'db\\d+');
+  assert.equal(parseMatcher('path="C:\\\\temp"').value, 'C:\\temp');
+  assert.equal(parseMatcher('x="a\\nb"').value, 'a\nb');
+});
+
 test('malformed matchers say what is wrong', () => {
   assert.throws(() => parseMatcher('severity'), /is not a matcher/);
   assert.throws(() => parseMatcher('1abc=x'), /is not a matcher/);
   assert.throws(() => parseMatcher('a=~"("'), /invalid regular expression/);
   assert.throws(() => parseMatcher('a="open'), /no closing quote/);
+  assert.throws(() => parseMatcher('a="open\\"'), /no closing quote/);
+  assert.throws(() => parseMatcher('a="x"y"'), /text after its closing quote/);
 });

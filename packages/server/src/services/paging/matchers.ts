@@ -27,9 +27,14 @@ export function parseMatcher(text: string): Matcher {
   const value = unquote(raw);
   let test: (candidate: string) => boolean;
   if (op === '=~' || op === '!~') {
+    // Go's RE2 takes flags at the start of the pattern ("(?i)critical");
+    // JavaScript refuses that group, so they become the RegExp's flags.
+    const leading = /^\(\?([is]+)\)/.exec(value);
+    const source = leading === null ? value : value.slice(leading[0].length);
+    const flags = leading?.[1]?.includes('i') ? 'is' : 's';
     let pattern: RegExp;
     try {
-      pattern = new RegExp(`^(?:${value})$`, 's');
+      pattern = new RegExp(`^(?:${source})$`, flags);
     } catch (error) {
       throw new Error(
         `"${text.slice(0, 80)}" has an invalid regular expression (${(error as Error).message})`,
@@ -54,17 +59,32 @@ export function matchesAll(matchers: readonly Matcher[], labels: Record<string, 
   return matchers.every((matcher) => matcher.matches(labels));
 }
 
-/** A double-quoted value with Go-style escapes (\" \\ \n), or the bare text. */
+/**
+ * A double-quoted value, unescaped as Alertmanager unescapes it (\" \\ \n;
+ * a backslash before anything else stays a backslash, so `"db\d+\.prod"`
+ * keeps its regex escapes), or the bare text.
+ */
 function unquote(raw: string): string {
   if (!raw.startsWith('"')) {
     if (raw.includes('"'))
       throw new Error(`value ${raw.slice(0, 80)} has a stray quote; quote the whole value`);
     return raw;
   }
-  if (raw.length < 2 || !raw.endsWith('"')) throw new Error(`value ${raw.slice(0, 80)} has no closing quote`);
-  try {
-    return JSON.parse(raw) as string;
-  } catch {
-    throw new Error(`value ${raw.slice(0, 80)} is not a valid quoted string`);
+  const body = raw.slice(1);
+  let value = '';
+  let closed = false;
+  for (let index = 0; index < body.length; index++) {
+    const char = body[index]!;
+    if (closed) throw new Error(`value ${raw.slice(0, 80)} has text after its closing quote`);
+    if (char === '\\' && index < body.length - 1) {
+      const next = body[++index]!;
+      value += next === 'n' ? '\n' : next === '"' || next === '\\' ? next : `\\${next}`;
+    } else if (char === '"') {
+      closed = true;
+    } else {
+      value += char;
+    }
   }
+  if (!closed) throw new Error(`value ${raw.slice(0, 80)} has no closing quote`);
+  return value;
 }
