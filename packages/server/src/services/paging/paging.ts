@@ -59,6 +59,7 @@ import {
   type NewHandoffNotice,
 } from '../../repositories/handoff-notices.ts';
 import { readInstanceSecret } from '../../repositories/instance-secrets.ts';
+import { listSchedules } from '../../repositories/schedules.ts';
 import { findHeartbeat } from '../../repositories/heartbeats.ts';
 import type { IncidentService } from '../incidents.ts';
 import type { PagingConfig } from './config.ts';
@@ -310,7 +311,7 @@ export class PagingService {
   }
 
   /**
-   * Whether the caller can be paged: on call now, and how many working
+   * Whether the caller can be paged: on call now (in any schedule), and how many working
    * contact methods they have, with a warning when they are on call (or
    * named in a policy) and unreachable.
    */
@@ -319,7 +320,13 @@ export class PagingService {
   ): Promise<{ on_call_now: boolean; working_contact_methods: number; warning?: string }> {
     const [person] = await findPageablePeople(this.#db, [userId]);
     if (person === undefined) return { on_call_now: false, working_contact_methods: 0 };
-    const onCallNow = (await this.#onCall('default')(this.#db, this.#clock.now())).includes(userId);
+    // Any schedule a step can page (the Databases team's as well as the default one).
+    const now = this.#clock.now();
+    let onCallNow = false;
+    for (const schedule of await listSchedules(this.#db)) {
+      onCallNow = (await this.#onCallIn(this.#db, schedule.id, now)).includes(userId);
+      if (onCallNow) break;
+    }
     const working = (await this.#contactsOf(this.#db, person)).length;
     const warning =
       working > 0

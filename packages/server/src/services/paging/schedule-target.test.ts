@@ -126,4 +126,33 @@ forEachDatabase('escalation step targeting a schedule', (database) => {
     assert.equal(pages[0]!.body.person.username, 'bob');
     assert.deepEqual(await pollTopic(ntfy.url, 'alice-pager', NTFY_TOKEN), []);
   });
+
+  test('GET /api/paging/me: on call in the Databases schedule is on call now, and without a contact method is warned so', async () => {
+    const me = await server.request({ method: 'GET', url: '/api/paging/me', as: bob });
+    assert.deepEqual(me.body, { on_call_now: true, working_contact_methods: 1 });
+    const methods = await server.request({
+      method: 'GET',
+      url: `/api/users/${bob.id}/contact-methods`,
+      as: bob,
+    });
+    for (const method of methods.body) {
+      await server.request({
+        method: 'PATCH',
+        url: `/api/users/${bob.id}/contact-methods/${method.id}`,
+        as: bob,
+        payload: { enabled: false },
+      });
+    }
+    const unreachable = await server.request({ method: 'GET', url: '/api/paging/me', as: bob });
+    assert.equal(unreachable.body.on_call_now, true);
+    assert.match(unreachable.body.warning, /on call now but have no working contact method/);
+    for (const method of methods.body) {
+      await server.request({
+        method: 'PATCH',
+        url: `/api/users/${bob.id}/contact-methods/${method.id}`,
+        as: bob,
+        payload: { enabled: true },
+      });
+    }
+  });
 });
