@@ -276,6 +276,43 @@ forEachDatabase('paging', (database) => {
     }
   });
 
+  test('a step naming a user deleted since the policy was saved says so on the timeline and moves on at once', async () => {
+    const leaver = await server.createUser('leaver');
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'leaver first',
+        matchers: ['team="payments"'],
+        steps: [
+          { targets: [{ type: 'user', user_id: leaver.id }] },
+          { delay: '30m', targets: [{ type: 'user', user_id: bob.id }] },
+        ],
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    try {
+      const deleted = await server.request({ method: 'DELETE', url: `/api/users/${leaver.id}`, as: admin });
+      assert.equal(deleted.status, 204);
+      const { id } = await openPaged({ team: 'payments' });
+      await pass();
+      const details = (await timeline(id)).map((e) => e.detail).join('\n');
+      assert.match(
+        details,
+        new RegExp(`step 1 of "leaver first": nobody to page; skipped user ${leaver.id} \\(deleted\\)`),
+      );
+      assert.equal(hooksFor(id).length, 1, 'bob is paged at once');
+      await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: admin });
+    } finally {
+      await server.request({
+        method: 'DELETE',
+        url: `/api/escalation-policies/${created.body.id}`,
+        as: admin,
+      });
+    }
+  });
+
   test('a snooze pauses paging; when it runs out unacknowledged, paging starts again at step 1', async () => {
     const { id } = await openPaged();
     await pass();

@@ -525,8 +525,15 @@ export class PagingService {
           : folded.length > 0
             ? 'no page of its own'
             : 'nobody to page';
+      // A user the step names who was deleted since the policy was saved pages nobody: say so.
+      const gone = current.targets.flatMap((target) =>
+        target.type === 'user' && !people.some((person) => person.id === target.user_id)
+          ? [`user ${target.user_id}`]
+          : [],
+      );
       const skipNote =
         (skipped.length > 0 ? `; skipped ${skipped.join(', ')} (no working contact method)` : '') +
+        (gone.length > 0 ? `; skipped ${gone.join(', ')} (deleted)` : '') +
         (folded.length > 0
           ? `; folded for ${folded.join(', ')} into one summary page (more than ${this.#config.stormLimitPerMinute} pages a minute)`
           : '');
