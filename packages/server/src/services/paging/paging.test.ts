@@ -313,6 +313,60 @@ forEachDatabase('paging', (database) => {
     }
   });
 
+  test('a policy that reaches nobody now waits repeat_delay before each repeat, and pages whoever can be reached by then', async () => {
+    const latecomer = await server.createUser('latecomer');
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'keep trying',
+        matchers: ['team="search"'],
+        steps: [{ targets: [{ type: 'user', user_id: latecomer.id }] }],
+        repeat: 2,
+        repeat_delay: '10m',
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    try {
+      const { id } = await openPaged({ team: 'search' });
+      await pass();
+      const steps = async () =>
+        (await timeline(id)).filter((e) => e.type === 'escalated' || e.type === 'escalation_finished');
+      assert.deepEqual(
+        (await steps()).map((e) => e.type),
+        ['escalated'],
+        'the repeats wait their repeat_delay; they did not all fire at once',
+      );
+      const method = await server.request({
+        method: 'POST',
+        url: `/api/users/${latecomer.id}/contact-methods`,
+        as: latecomer,
+        payload: { kind: 'webhook', target: receiver.url },
+      });
+      assert.equal(method.status, 201, JSON.stringify(method.body));
+      clock.advance(10 * MINUTE);
+      await pass();
+      const [hook] = hooksFor(id);
+      assert.equal(hook?.body.person.username, 'latecomer');
+      assert.equal(hook?.body.repeat, 1);
+      clock.advance(10 * MINUTE);
+      await pass();
+      assert.deepEqual(
+        hooksFor(id).map((received) => received.body.repeat),
+        [1, 2],
+      );
+      assert.equal((await steps()).at(-1)?.type, 'escalation_finished');
+      await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: admin });
+    } finally {
+      await server.request({
+        method: 'DELETE',
+        url: `/api/escalation-policies/${created.body.id}`,
+        as: admin,
+      });
+    }
+  });
+
   test('a snooze pauses paging; when it runs out unacknowledged, paging starts again at step 1', async () => {
     const { id } = await openPaged();
     await pass();

@@ -554,7 +554,12 @@ export class PagingService {
       });
       return { state: 'finished', round, step: step + 1, repeat, due_at: null };
     }
-    const delayMs = deliveries.length === 0 && folded.length === 0 ? 0 : next.delayMs;
+    // Only the next step of this pass comes at once: a repeat keeps its
+    // repeat_delay, or a policy that reaches nobody now (a gap in the
+    // schedule, no working contact method) ran every repeat in one instant
+    // and paged nobody when someone could be reached minutes later.
+    const reachedNobody = deliveries.length === 0 && folded.length === 0;
+    const delayMs = reachedNobody && next.repeat === repeat ? 0 : next.delayMs;
     return {
       state: 'active',
       round,
