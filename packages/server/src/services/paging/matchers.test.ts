@@ -49,6 +49,15 @@ test('regexes as Alertmanager takes them: backslash escapes kept, (?i) at the st
   assert.equal(parseMatcher('x="a\\nb"').value, 'a\nb');
 });
 
+test('a quoted label name may be any UTF-8 name, as Alertmanager 0.27+ takes it', () => {
+  const labels = { 'service.name': 'api', 'k8s.namespace.name': 'prod-eu' };
+  assert.equal(parseMatcher('"service.name"="api"').matches(labels), true);
+  assert.equal(parseMatcher('"k8s.namespace.name"=~"prod-.*"').matches(labels), true);
+  assert.equal(parseMatcher('"k8s.namespace.name"!~"prod-.*"').matches(labels), false);
+  assert.equal(parseMatcher('"service.name"="api"').name, 'service.name');
+  assert.throws(() => parseMatcher('""=x'), /is not a matcher/);
+});
+
 test('malformed matchers say what is wrong', () => {
   assert.throws(() => parseMatcher('severity'), /is not a matcher/);
   assert.throws(() => parseMatcher('1abc=x'), /is not a matcher/);

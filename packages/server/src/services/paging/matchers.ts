@@ -1,6 +1,6 @@
 /**
  * Label matchers in Alertmanager's syntax (`name=value`, `name!="value"`,
- * `name=~"regex"`, `name!~"regex"`), as in its routes and silences. Regular
+ * `name=~"regex"`, `name!~"regex"`, `"utf8.name"=value`), as in its routes and silences. Regular
  * expressions are anchored at both ends, as Alertmanager anchors them. A
  * label that is absent matches like the empty string (Alertmanager's rule).
  *
@@ -13,7 +13,8 @@ export interface Matcher {
   matches(labels: Record<string, string>): boolean;
 }
 
-const MATCHER = /^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*(.*?)\s*$/s;
+// A label name bare, or double-quoted for any UTF-8 name (`"service.name"`), as Alertmanager 0.27+ takes it.
+const MATCHER = /^\s*([a-zA-Z_][a-zA-Z0-9_]*|"(?:[^"\\]|\\.)+")\s*(=~|!~|!=|=)\s*(.*?)\s*$/s;
 
 /** Parses one matcher; throws an Error whose message says what is wrong (the caller names the field). */
 export function parseMatcher(text: string): Matcher {
@@ -23,7 +24,8 @@ export function parseMatcher(text: string): Matcher {
       `"${text.slice(0, 80)}" is not a matcher; write name=value, name!=value, name=~regex or name!~regex`,
     );
   }
-  const [, name, op, raw] = match as unknown as [string, string, Matcher['op'], string];
+  const [, rawName, op, raw] = match as unknown as [string, string, Matcher['op'], string];
+  const name = unquote(rawName);
   const value = unquote(raw);
   let test: (candidate: string) => boolean;
   if (op === '=~' || op === '!~') {
