@@ -713,6 +713,59 @@ forEachDatabase('paging', (database) => {
     await server.request({ method: 'DELETE', url: `/api/escalation-policies/${policy.body.id}`, as: admin });
   });
 
+  test("a failed page on a policy's last step does not cut the repeat_delay before the next pass", async () => {
+    // kai's receiver refuses every page for good (410): each page fails at once.
+    const kai = await server.createUser('kai');
+    let refused = 0;
+    const refusing = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        refused++;
+        res.writeHead(410).end();
+      });
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const method = await server.request({
+      method: 'POST',
+      url: `/api/users/${kai.id}/contact-methods`,
+      as: kai,
+      payload: { kind: 'webhook', target: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/` },
+    });
+    assert.equal(method.status, 201, JSON.stringify(method.body));
+    const policy = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'kai twice',
+        matchers: ['route="refused"'],
+        steps: [{ targets: [{ type: 'user', user_id: kai.id }] }],
+        repeat: 1,
+        repeat_delay: '10m',
+      },
+    });
+    assert.equal(policy.status, 201, JSON.stringify(policy.body));
+    try {
+      const { id } = await openPaged({ route: 'refused' });
+      await pass();
+      await pass();
+      assert.ok((await timeline(id)).some((e) => e.type === 'notification_failed'));
+      assert.equal(refused, 1, 'the repeat waits its 10 minutes, as after a step that reached nobody');
+      clock.advance(10 * MINUTE + 1000);
+      await pass();
+      await pass();
+      assert.equal(refused, 2);
+      await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: admin });
+    } finally {
+      await server.request({
+        method: 'DELETE',
+        url: `/api/escalation-policies/${policy.body.id}`,
+        as: admin,
+      });
+      await new Promise<void>((resolve) => refusing.close(() => resolve()));
+    }
+  });
+
   test('a late failure of an earlier step does not cut the delay of the step waiting now', async () => {
     const downPort = await freeLoopbackPort();
     const [gus, hal, ivy] = [

@@ -996,6 +996,9 @@ export class PagingService {
     // step, whose escalation went on meanwhile, must not cut the delay of
     // the step now waiting.
     if (!waitsAfter(escalation, delivery)) return;
+    // As after a step that reached nobody, only the next step of this pass
+    // comes at once: the next pass keeps its repeat_delay.
+    if (escalation.repeat !== delivery.repeat) return;
     if (escalation.due_at === null || escalation.due_at <= now) return;
     if (await stepHasLiveDelivery(tx, delivery)) return;
     await updateEscalation(tx, delivery.incident_id, { due_at: now }, now);
