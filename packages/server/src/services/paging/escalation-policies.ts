@@ -19,7 +19,7 @@ import {
 import { findPageablePeople } from '../../repositories/paging-people.ts';
 import { findSchedule } from '../../repositories/schedules.ts';
 import type { AuditService } from '../audit.ts';
-import { parseMatcher } from './matchers.ts';
+import { parseMatcherToSave } from './matchers.ts';
 
 /** The shortest wait between steps (and before a repeat): shorter ones page people faster than they can answer. */
 export const MIN_STEP_DELAY_MS = 30_000;
@@ -150,7 +150,7 @@ async function validPolicy(
   const matchers = input.matchers ?? [];
   matchers.forEach((text, index) => {
     try {
-      parseMatcher(text);
+      parseMatcherToSave(text);
     } catch (error) {
       throw badRequest(`field "matchers.${index}": ${(error as Error).message}`);
     }

@@ -25,7 +25,7 @@ import { insertEvents } from '../../repositories/incident-events.ts';
 import type { AuditService } from '../audit.ts';
 import { formatDuration } from '../format-duration.ts';
 import { endPaging, startPaging } from './escalation-hooks.ts';
-import { matchesAll, parseMatcher } from './matchers.ts';
+import { matchesAll, parseMatcher, parseMatcherToSave } from './matchers.ts';
 
 export interface HeartbeatInput {
   name: string;
@@ -108,7 +108,7 @@ export class HeartbeatService {
     const matchers = input.matchers ?? [];
     matchers.forEach((text, index) => {
       try {
-        parseMatcher(text);
+        parseMatcherToSave(text);
       } catch (error) {
         throw badRequest(`field "matchers.${index}": ${(error as Error).message}`);
       }

@@ -10,7 +10,7 @@ import {
   type MaintenanceWindowRow,
 } from '../../repositories/maintenance-windows.ts';
 import type { AuditService } from '../audit.ts';
-import { matchesAll, parseMatcher } from './matchers.ts';
+import { matchesAll, parseMatcher, parseMatcherToSave } from './matchers.ts';
 import { makeDueNow, waitingEscalations } from '../../repositories/escalations.ts';
 
 const MAX_WINDOW_MS = 31 * 24 * 3_600_000;
@@ -63,7 +63,7 @@ export class MaintenanceWindowService {
     const matchers = input.matchers ?? [];
     matchers.forEach((text, index) => {
       try {
-        parseMatcher(text);
+        parseMatcherToSave(text);
       } catch (error) {
         throw badRequest(`field "matchers.${index}": ${(error as Error).message}`);
       }

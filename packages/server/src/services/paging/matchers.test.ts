@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { matchesAll, parseMatcher } from './matchers.ts';
+import { matchesAll, parseMatcher, parseMatcherToSave } from './matchers.ts';
 
 test('the four Alertmanager operators, quoted and bare values', () => {
   const labels = { severity: 'critical', team: 'web' };
@@ -65,4 +65,21 @@ test('malformed matchers say what is wrong', () => {
   assert.throws(() => parseMatcher('a="open'), /no closing quote/);
   assert.throws(() => parseMatcher('a="open\\"'), /no closing quote/);
   assert.throws(() => parseMatcher('a="x"y"'), /text after its closing quote/);
+});
+
+test('regex syntax RE2 reads one way and JavaScript another is refused when saved, never silently never matching', () => {
+  for (const text of [
+    'host=~"[[:alpha:]]+"',
+    'host=~"[[:alpha:][:digit:]]+"',
+    'host!~"db[[:^digit:]]"',
+    'host=~"db\\d+\\z"',
+    'host=~"\\Adb"',
+    'team=~"\\p{Greek}+"',
+  ]) {
+    assert.throws(() => parseMatcherToSave(text), /RE2 that terdut reads otherwise/, text);
+  }
+  assert.equal(parseMatcherToSave('host=~"[A-Za-z]+"').matches({ host: 'abc' }), true);
+  assert.equal(parseMatcherToSave('host=~"db\\d+\\.prod"').matches({ host: 'db12.prod' }), true);
+  // Read back as stored, a matcher saved before keeps working.
+  assert.equal(parseMatcher('host=~"[[:alpha:]]+"').op, '=~');
 });

@@ -56,6 +56,29 @@ export function parseMatcher(text: string): Matcher {
   };
 }
 
+/**
+ * RE2 syntax (Alertmanager's engine) that JavaScript's reads otherwise,
+ * silently: a POSIX class (`[[:alpha:]]`) is a set of characters and a
+ * colon, `\z` a "z", `\p{Greek}` a "p": a policy would never match.
+ */
+const RE2_ONLY = /\[\[:\^?[a-z]+:\]|\\[zAQpP]|\[:\^?[a-z]+:\]\]/;
+
+/**
+ * Parses a matcher being saved (a policy, window or heartbeat): as
+ * `parseMatcher`, and refuses regex syntax that would not mean what it means
+ * in Alertmanager. Stored matchers are read with `parseMatcher` alone.
+ */
+export function parseMatcherToSave(text: string): Matcher {
+  const matcher = parseMatcher(text);
+  if ((matcher.op === '=~' || matcher.op === '!~') && RE2_ONLY.test(matcher.value)) {
+    throw new Error(
+      `"${text.slice(0, 80)}" uses regular expression syntax of Alertmanager's RE2 that terdut reads otherwise ` +
+        '(POSIX classes such as [[:alpha:]], \\z, \\A, \\Q…\\E, \\p{…}); write it with plain classes such as [A-Za-z] or $',
+    );
+  }
+  return matcher;
+}
+
 /** True when every matcher matches (an empty list matches everything). */
 export function matchesAll(matchers: readonly Matcher[], labels: Record<string, string>): boolean {
   return matchers.every((matcher) => matcher.matches(labels));
