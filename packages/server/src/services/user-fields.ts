@@ -6,7 +6,15 @@ import { badRequest } from '../errors.ts';
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 // Deliberately loose: one @, something on each side, a dot in the domain.
 // Deliverability is the mail server's business, not ours.
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * An address as a mail program takes it: the local part of letters, digits
+ * and the characters RFC 5322 allows unquoted (no comma, angle bracket,
+ * parenthesis or quote, which would make a list, a display name or a
+ * comment of it), dots only between them; a domain of two or more labels,
+ * letters of any script allowed (IDN).
+ */
+const EMAIL =
+  /^[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+(?:\.[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+)*@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?$/u;
 
 /** Checks a person's username; throws 400 naming `field`. */
 export function parseUsername(value: string, field = 'username'): string {

@@ -77,12 +77,27 @@ forEachDatabase('users and /api/me', (database) => {
       [{ username: 'x'.repeat(65), email: 'a@example.com' }, /"username" must be/],
       [{ username: 'okname' }, /"email" is required/],
       [{ username: 'okname', email: 'not-an-address' }, /"email" must be an email address/],
+      // Each of these makes nodemailer send elsewhere or to several: a list, a display name, a comment.
+      [{ username: 'okname', email: 'erin@example.com,' }, /"email" must be an email address/],
+      [{ username: 'okname', email: 'erin@example.com, mallory@example.net' }, /"email" must be/],
+      [{ username: 'okname', email: '<erin@example.com>' }, /"email" must be an email address/],
+      [{ username: 'okname', email: 'erin(x)@example.com' }, /"email" must be an email address/],
+      [{ username: 'okname', email: '.erin@example.com' }, /"email" must be an email address/],
+      [{ username: 'okname', email: 'erin@-example.com' }, /"email" must be an email address/],
       [{ username: 'okname', email: 'a@example.com', role: 'owner' }, /"role"/],
     ] as const;
     for (const [payload, error] of cases) {
       const response = await server.request({ method: 'POST', url: '/api/users', as: admin, payload });
       assert.equal(response.status, 400, JSON.stringify(payload));
       assert.match(response.body.error, error);
+    }
+    for (const [username, email] of [
+      ['obrien', "o'brien+pager@mail.example.co.uk"],
+      ['juergen', 'jürgen@bücher.example'],
+    ]) {
+      const payload = { username, email };
+      const response = await server.request({ method: 'POST', url: '/api/users', as: admin, payload });
+      assert.equal(response.status, 201, JSON.stringify(response.body));
     }
   });
 
