@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../db/unique-violation.ts';
 import { addDays, isCalendarDate } from '../calendar-date.ts';
 import { instantField } from '../instant.ts';
 import { findPersonById, findUserById } from '../repositories/users.ts';
+import { readInstanceSecret } from '../repositories/instance-secrets.ts';
 import {
   deleteFeed,
   deleteOverride,
@@ -132,6 +133,7 @@ export class SchedulesService {
   readonly #audit: AuditService;
   readonly #serverZone: string;
   readonly #publicUrl: string | undefined;
+  #uidDomain: Promise<string> | undefined;
 
   constructor(deps: {
     db: Database;
@@ -575,6 +577,15 @@ export class SchedulesService {
     const events: CalendarEvent[] = [];
     const scheduleIds =
       feed.schedule_id !== null ? [feed.schedule_id] : await schedulesOfPerson(this.#db, feed.user_id!);
+    // This installation's own (migration 1060): two servers' feeds never share a UID.
+    this.#uidDomain ??= readInstanceSecret(this.#db, 'calendar_uid_domain').then(
+      (id) => `${id}.terdut`,
+      (error: unknown) => {
+        this.#uidDomain = undefined;
+        throw error;
+      },
+    );
+    const uidDomain = await this.#uidDomain;
     let calendarName = '';
     let zone = this.#serverZone;
     for (const scheduleId of scheduleIds) {
@@ -594,7 +605,7 @@ export class SchedulesService {
         const how =
           segment.source.kind === 'rotation' ? `rotation ${segment.rotationName ?? ''}` : 'an override';
         events.push({
-          uid: `schedule-${schedule.id}-${start}-user-${segment.userId}@terdut`,
+          uid: `schedule-${schedule.id}-${start}-user-${segment.userId}@${uidDomain}`,
           start,
           end,
           timeZone: schedule.time_zone,
