@@ -17,6 +17,7 @@ import { parseEmail, parseNtfyTopic } from '../user-fields.ts';
 import type { PagingConfig } from './config.ts';
 import type { PagingService } from './paging.ts';
 import type { AuditService } from '../audit.ts';
+import { isRefusedWebhookAddress, literalAddressOf } from './webhook-addresses.ts';
 
 export interface ContactMethodInput {
   kind: ContactMethodKind;
@@ -186,6 +187,12 @@ function webhookUrl(text: string): string {
   }
   if (url.username !== '' || url.password !== '') {
     throw badRequest('field "target" must not carry credentials; the signature authenticates terdut');
+  }
+  const literal = literalAddressOf(url);
+  if (literal !== undefined && isRefusedWebhookAddress(literal)) {
+    throw badRequest(
+      `field "target": ${literal} is a link-local or cloud metadata address, where terdut sends no webhooks`,
+    );
   }
   return url.toString();
 }

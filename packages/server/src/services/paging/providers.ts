@@ -6,6 +6,7 @@
 import { createHmac } from 'node:crypto';
 import type { ContactMethodKind } from '../../repositories/contact-methods.ts';
 import type { EmailSender } from './email.ts';
+import { refusedWebhookDestination } from './webhook-addresses.ts';
 
 /** Where one message goes. */
 export interface ContactTarget {
@@ -191,6 +192,9 @@ function shortened(text: string, fits: (text: string) => boolean): string {
  * receiver can check both origin and freshness (reject old timestamps).
  */
 async function sendWebhook(to: ContactTarget, message: PageMessage, now: Date): Promise<ProviderAnswer> {
+  // Checked at every send, not only when the method was added: a name's addresses change.
+  const refused = await refusedWebhookDestination(to.target);
+  if (refused !== undefined) throw new DeliveryError(refused, true);
   const body = JSON.stringify(message.webhookBody);
   const timestamp = String(Math.floor(now.getTime() / 1000));
   const headers: Record<string, string> = {

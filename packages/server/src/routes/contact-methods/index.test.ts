@@ -1,0 +1,63 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDatabase, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
+import { insertContactMethod } from '../../repositories/contact-methods.ts';
+
+forEachDatabase('contact methods', (database) => {
+  let server: TestApp;
+  let member: TestUser;
+  before(async () => {
+    server = await startTestApp(database());
+    member = await server.createUser('mel');
+  });
+  after(() => server.close());
+
+  const addWebhook = (target: string) =>
+    server.request({
+      method: 'POST',
+      url: `/api/users/${member.id}/contact-methods`,
+      as: member,
+      payload: { kind: 'webhook', target },
+    });
+
+  test('a webhook aimed at the cloud metadata service (link-local) is refused with 400, in any spelling', async () => {
+    for (const target of [
+      'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+      'http://0xa9fea9fe/latest/meta-data/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://[fe80::1]:8080/hook',
+      'http://[fd00:ec2::254]/latest/meta-data/',
+    ]) {
+      const response = await addWebhook(target);
+      assert.equal(response.status, 400, target);
+      assert.match(response.body.error, /field "target": .* is a link-local or cloud metadata address/);
+    }
+    // Receivers inside the cluster are ordinary.
+    assert.equal((await addWebhook('http://10.0.0.7:9000/terdut')).status, 201);
+  });
+
+  test('a link-local webhook saved before the check is not called: its test answers why, at once', async () => {
+    const method = await insertContactMethod(
+      server.db,
+      {
+        user_id: member.id,
+        kind: 'webhook',
+        name: 'old',
+        target: 'http://169.254.169.254/latest/meta-data/',
+        secret: 'a-secret-of-32-characters-------',
+        enabled: true,
+      },
+      new Date(),
+    );
+    const started = Date.now();
+    const response = await server.request({
+      method: 'POST',
+      url: `/api/users/${member.id}/contact-methods/${method.id}/test`,
+      as: member,
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.body.delivered, false);
+    assert.match(response.body.answer, /169\.254\.169\.254 is a link-local or cloud metadata address/);
+    assert.ok(Date.now() - started < 5000, 'refused before any connection attempt');
+  });
+});
