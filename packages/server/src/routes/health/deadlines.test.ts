@@ -144,6 +144,30 @@ describe('probes when PostgreSQL stops answering', () => {
   });
 });
 
+test("/readyz of a database that refuses connections answers 503 without the driver's message: anyone may read it", async () => {
+  const database = await createTestPostgres();
+  const proxy = await freezableProxy(new URL(database.url));
+  const db = await openPostgres(proxy.url, { max: 2 });
+  const server = await startTestApp(db);
+  try {
+    assert.equal((await server.request({ method: 'GET', url: '/readyz' })).status, 200);
+    await proxy.close(); // its port now refuses: ECONNREFUSED 127.0.0.1:<port>
+    // The first finds its pooled connection cut; the second cannot connect.
+    await server.request({ method: 'GET', url: '/readyz' });
+    const ready = await server.request({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.status, 503);
+    assert.match(ready.body.error, /database does not answer \(the server log says why\)/);
+    const { hostname, port, pathname } = new URL(proxy.url);
+    for (const detail of [`${hostname}:${port}`, pathname.slice(1), 'ECONNREFUSED', 'terminated']) {
+      assert.ok(!ready.body.error.includes(detail), `the answer shows "${detail}": ${ready.body.error}`);
+    }
+  } finally {
+    await server.close();
+    await db.close().catch(() => {});
+    await database.drop();
+  }
+});
+
 test('a connection that goes silent before its first statement fails to connect in time', async () => {
   const database = await createTestPostgres();
   // Silent from the statement every new connection runs first.

@@ -22,11 +22,20 @@ export function healthRoutes(deps: { db: Database; metrics: Metrics }) {
       status: 'ok',
       version: VERSION,
     }));
-    app.get('/readyz', { schema: hide, config: { auth: access.public } }, async (_request, reply) => {
+    app.get('/readyz', { schema: hide, config: { auth: access.public } }, async (request, reply) => {
       const verdict = await withDeadline(readiness(deps.db), READY_DEADLINE_MS);
       if (verdict === 'timeout') {
         return reply.status(503).send({
           error: `database did not answer within ${READY_DEADLINE_MS} ms; check that it is running`,
+        });
+      }
+      if (verdict instanceof Error) {
+        // Anyone may ask /readyz; the driver's message names the database's
+        // host, port, database and user, so it goes to the log only.
+        request.log.warn({ err: { message: verdict.message } }, 'readiness: database does not answer');
+        return reply.status(503).send({
+          error:
+            'database does not answer (the server log says why); check that it is running and DATABASE_URL',
         });
       }
       if (verdict !== 'ready') return reply.status(503).send({ error: verdict });
@@ -38,11 +47,11 @@ export function healthRoutes(deps: { db: Database; metrics: Metrics }) {
   };
 }
 
-async function readiness(db: Database): Promise<string> {
+async function readiness(db: Database): Promise<string | Error> {
   try {
     await db.query('SELECT 1');
   } catch (error) {
-    return `database does not answer: ${(error as Error).message}`;
+    return error as Error;
   }
   return (await migrationsApplied(db)) ? 'ready' : 'database migrations are not applied yet';
 }
