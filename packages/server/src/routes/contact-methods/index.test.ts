@@ -1,5 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { forEachDatabase, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
 import { insertContactMethod } from '../../repositories/contact-methods.ts';
 
@@ -59,5 +61,46 @@ forEachDatabase('contact methods', (database) => {
     assert.equal(response.body.delivered, false);
     assert.match(response.body.answer, /169\.254\.169\.254 is a link-local or cloud metadata address/);
     assert.ok(Date.now() - started < 5000, 'refused before any connection attempt');
+  });
+
+  test('a receiver that answers without end is read only to its start: the test answers in time, the server holds no gigabytes', async () => {
+    const megabyte = Buffer.alloc(1 << 20, 'x');
+    let sentMegabytes = 0;
+    const endless = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(Number(request.url?.slice(1)), { 'content-type': 'text/plain' });
+        const pump = () => {
+          while (!response.destroyed && response.write(megabyte)) sentMegabytes++;
+          if (!response.destroyed) response.once('drain', pump);
+        };
+        pump();
+      });
+    });
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(endless.address() as AddressInfo).port}`;
+    try {
+      for (const [status, delivered] of [
+        [200, true],
+        [500, false],
+      ] as const) {
+        sentMegabytes = 0;
+        const method = await addWebhook(`${base}/${status}`);
+        const started = Date.now();
+        const response = await server.request({
+          method: 'POST',
+          url: `/api/users/${member.id}/contact-methods/${method.body.id}/test`,
+          as: member,
+        });
+        assert.equal(response.status, 200, JSON.stringify(response.body));
+        assert.equal(response.body.delivered, delivered);
+        if (!delivered) assert.match(response.body.answer, /^webhook answered HTTP 500: x{10}/);
+        assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+        assert.ok(sentMegabytes < 64, `the server read ${sentMegabytes} MB of the answer`);
+      }
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
   });
 });

@@ -129,7 +129,7 @@ async function sendNtfy(
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   const response = await post(`${baseUrl}/`, headers, JSON.stringify(body), 'ntfy');
-  const text = await response.text();
+  const text = await answerStart(response);
   let id: string | null = null;
   try {
     const parsed = JSON.parse(text) as { id?: unknown };
@@ -206,7 +206,7 @@ async function sendWebhook(to: ContactTarget, message: PageMessage, now: Date): 
   if (to.secret !== null)
     headers['x-terdut-signature'] = `sha256=${webhookSignature(to.secret, timestamp, body)}`;
   const response = await post(to.target, headers, body, 'webhook');
-  const text = (await response.text()).slice(0, 200);
+  const text = (await answerStart(response)).slice(0, 200);
   let id: string | null = response.headers.get('x-message-id');
   try {
     const parsed = JSON.parse(text) as { id?: unknown };
@@ -248,13 +248,43 @@ async function post(
     throw new DeliveryError(`${provider} at ${describeEndpoint(url)} not reachable (${reason})`, false);
   }
   if (response.status >= 200 && response.status < 300) return response;
-  const answer = (await response.text().catch(() => '')).trim().slice(0, 300);
+  const answer = (await answerStart(response)).trim().slice(0, 300);
   const said = `${provider} answered HTTP ${response.status}${answer ? `: ${answer}` : ''}`;
   if (response.status === 429)
     throw new DeliveryError(said, false, retryAfterMs(response.headers.get('retry-after')));
   // 408 and 5xx: the provider (or a proxy) may well take it later.
   if (response.status === 408 || response.status >= 500) throw new DeliveryError(said, false);
   throw new DeliveryError(said, true);
+}
+
+/** How much of an answer's body is read: enough for an id or an error message. */
+const ANSWER_READ_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * The start of an answer's body as text, at most ANSWER_READ_LIMIT_BYTES;
+ * the rest is never read. A receiver (a member's own webhook) may answer
+ * without end, and reading it all would hold gigabytes in memory. A body cut
+ * off by the timeout or a reset is what arrived: the status already said
+ * whether the message was taken.
+ */
+async function answerStart(response: Response): Promise<string> {
+  const reader: ReadableStreamDefaultReader<Uint8Array> | undefined = response.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < ANSWER_READ_LIMIT_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // Keep what arrived.
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).subarray(0, ANSWER_READ_LIMIT_BYTES).toString('utf8');
 }
 
 /** Retry-After as seconds or an HTTP date (RFC 9110 §10.2.3), in ms; undefined when absent or unreadable. */
