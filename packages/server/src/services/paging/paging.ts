@@ -1042,12 +1042,12 @@ function waitsAfter(escalation: EscalationRow, fired: { step: number; repeat: nu
  * pages and can press their Acknowledge, so the topic is never named here.
  */
 function describeDelivery(delivery: PageDeliveryRow): string {
+  // Every member reads timelines, and contact methods are their owner's and
+  // the admins' only: the method's id, never its topic, URL or address.
   const via =
     delivery.kind === 'ntfy'
       ? `ntfy (${delivery.method_id === null ? 'ntfy_topic' : `contact method ${delivery.method_id}`})`
-      : delivery.kind === 'email'
-        ? `email to ${delivery.target}`
-        : `${delivery.kind} (contact method ${delivery.method_id ?? '?'})`;
+      : `${delivery.kind} (contact method ${delivery.method_id ?? '?'})`;
   if (delivery.purpose === 'resolved') return `${via}, resolved notice`;
   if (delivery.purpose === 'handoff') return `${via}, handoff notice`;
   if (delivery.purpose === 'update') return `${via}, update for the acknowledger`;
