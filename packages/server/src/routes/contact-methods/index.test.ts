@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { forEachDatabase, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
+import { forEachDatabase, startTestApp, testConfig, type TestApp, type TestUser } from '@terdut/test-support';
 import { insertContactMethod } from '../../repositories/contact-methods.ts';
 
 forEachDatabase('contact methods', (database) => {
@@ -36,6 +36,23 @@ forEachDatabase('contact methods', (database) => {
     }
     // Receivers inside the cluster are ordinary.
     assert.equal((await addWebhook('http://10.0.0.7:9000/terdut')).status, 201);
+  });
+
+  test('with TERDUT_WEBHOOK_ALLOW_LINK_LOCAL=true an admin lets webhooks go to link-local addresses', async () => {
+    const allowing = await startTestApp(database(), {
+      config: testConfig({ TERDUT_WEBHOOK_ALLOW_LINK_LOCAL: 'true' }),
+    });
+    try {
+      const response = await allowing.request({
+        method: 'POST',
+        url: `/api/users/${member.id}/contact-methods`,
+        as: member,
+        payload: { kind: 'webhook', target: 'http://169.254.1.2:9000/terdut' },
+      });
+      assert.equal(response.status, 201, JSON.stringify(response.body));
+    } finally {
+      await allowing.close();
+    }
   });
 
   test('a link-local webhook saved before the check is not called: its test answers why, at once', async () => {

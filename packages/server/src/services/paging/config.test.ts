@@ -18,3 +18,14 @@ test('an ntfy URL with a user and password stops start-up, pointing at TERDUT_NT
     'https://ntfy.example.com',
   );
 });
+
+test('TERDUT_WEBHOOK_ALLOW_LINK_LOCAL is true or false (default false); anything else stops start-up naming it', () => {
+  assert.equal(loadPagingConfig({}).webhookLinkLocalAllowed, false);
+  assert.equal(loadPagingConfig({ TERDUT_WEBHOOK_ALLOW_LINK_LOCAL: 'true' }).webhookLinkLocalAllowed, true);
+  assert.throws(
+    () => loadPagingConfig({ TERDUT_WEBHOOK_ALLOW_LINK_LOCAL: 'yes' }),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      /TERDUT_WEBHOOK_ALLOW_LINK_LOCAL="yes" must be true or false/.test(error.message),
+  );
+});

@@ -18,6 +18,8 @@ export interface PagingConfig {
   stormLimitPerMinute: number;
   /** Email over SMTP; undefined: email contact methods are unavailable. */
   smtp: SmtpConfig | undefined;
+  /** Webhooks may go to link-local and cloud metadata addresses (webhook-addresses.ts); off by default. */
+  webhookLinkLocalAllowed: boolean;
 }
 
 export interface SmtpConfig {
@@ -120,9 +122,14 @@ export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
       `TERDUT_PAGING_POLL_INTERVAL="${text('TERDUT_PAGING_POLL_INTERVAL')}" is too long; use at most 24d`,
     );
   }
+  const linkLocalText = text('TERDUT_WEBHOOK_ALLOW_LINK_LOCAL') ?? 'false';
+  if (linkLocalText !== 'true' && linkLocalText !== 'false') {
+    throw new ConfigError(`TERDUT_WEBHOOK_ALLOW_LINK_LOCAL="${linkLocalText}" must be true or false`);
+  }
   return {
     stormLimitPerMinute,
     smtp,
+    webhookLinkLocalAllowed: linkLocalText === 'true',
     ntfyUrl,
     ntfyToken,
     retryBudgetMs: duration('TERDUT_PAGING_RETRY_BUDGET', '10m', 1_000),

@@ -42,6 +42,7 @@ export class ContactMethodService {
   readonly #paging: PagingService;
   readonly #audit: AuditService;
   readonly #emailConfigured: boolean;
+  readonly #linkLocalAllowed: boolean;
 
   constructor(deps: {
     db: Database;
@@ -55,6 +56,7 @@ export class ContactMethodService {
     this.#paging = deps.paging;
     this.#audit = deps.audit;
     this.#emailConfigured = deps.config.paging.smtp !== undefined;
+    this.#linkLocalAllowed = deps.config.paging.webhookLinkLocalAllowed;
   }
 
   async list(principal: Principal, userId: number): Promise<ContactMethodRow[]> {
@@ -90,7 +92,7 @@ export class ContactMethodService {
       if (input.secret !== undefined) throw badRequest('field "secret" is only for webhook methods');
       target = parseEmail(input.target, 'target');
     } else {
-      target = webhookUrl(input.target);
+      target = webhookUrl(input.target, this.#linkLocalAllowed);
       secret = input.secret ?? randomBytes(32).toString('hex');
       if (secret.length < 16) throw badRequest('field "secret" must be at least 16 characters');
     }
@@ -175,7 +177,7 @@ export class ContactMethodService {
   }
 }
 
-function webhookUrl(text: string): string {
+function webhookUrl(text: string, linkLocalAllowed: boolean): string {
   let url: URL;
   try {
     url = new URL(text.trim());
@@ -189,9 +191,10 @@ function webhookUrl(text: string): string {
     throw badRequest('field "target" must not carry credentials; the signature authenticates terdut');
   }
   const literal = literalAddressOf(url);
-  if (literal !== undefined && isRefusedWebhookAddress(literal)) {
+  if (!linkLocalAllowed && literal !== undefined && isRefusedWebhookAddress(literal)) {
     throw badRequest(
-      `field "target": ${literal} is a link-local or cloud metadata address, where terdut sends no webhooks`,
+      `field "target": ${literal} is a link-local or cloud metadata address, where terdut sends no webhooks ` +
+        '(an admin may allow them with TERDUT_WEBHOOK_ALLOW_LINK_LOCAL=true)',
     );
   }
   return url.toString();

@@ -70,6 +70,8 @@ export function httpProviders(options: {
   ntfyToken: string | undefined;
   email?: EmailSender | undefined;
   now?: () => Date;
+  /** TERDUT_WEBHOOK_ALLOW_LINK_LOCAL. */
+  webhookLinkLocalAllowed?: boolean;
 }): Providers {
   const now = options.now ?? (() => new Date());
   return {
@@ -78,7 +80,7 @@ export function httpProviders(options: {
         case 'ntfy':
           return sendNtfy(options.ntfyUrl, options.ntfyToken, to, message);
         case 'webhook':
-          return sendWebhook(to, message, now());
+          return sendWebhook(to, message, now(), options.webhookLinkLocalAllowed === true);
         case 'email':
           if (options.email === undefined) {
             throw new DeliveryError(
@@ -191,9 +193,14 @@ function shortened(text: string, fits: (text: string) => boolean): string {
  * `sha256=` + hex HMAC-SHA256 over `<X-Terdut-Timestamp>.<body>`, so a
  * receiver can check both origin and freshness (reject old timestamps).
  */
-async function sendWebhook(to: ContactTarget, message: PageMessage, now: Date): Promise<ProviderAnswer> {
+async function sendWebhook(
+  to: ContactTarget,
+  message: PageMessage,
+  now: Date,
+  linkLocalAllowed: boolean,
+): Promise<ProviderAnswer> {
   // Checked at every send, not only when the method was added: a name's addresses change.
-  const refused = await refusedWebhookDestination(to.target);
+  const refused = linkLocalAllowed ? undefined : await refusedWebhookDestination(to.target);
   if (refused !== undefined) throw new DeliveryError(refused, true);
   const body = JSON.stringify(message.webhookBody);
   const timestamp = String(Math.floor(now.getTime() / 1000));

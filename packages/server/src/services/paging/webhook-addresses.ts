@@ -5,8 +5,10 @@
  * way to ask it questions. Link-local addresses are where cloud metadata
  * services answer (169.254.169.254 hands out the machine's credentials on
  * AWS, GCP, Azure, OpenStack), and no paging receiver lives there, so they
- * are refused outright; private and loopback addresses stay allowed, since
- * receivers inside the cluster or beside the server are common.
+ * are refused unless TERDUT_WEBHOOK_ALLOW_LINK_LOCAL=true (a receiver on the
+ * host of a rootless container can sit there); private and loopback
+ * addresses stay allowed, since receivers inside the cluster or beside the
+ * server are common.
  */
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
@@ -51,5 +53,8 @@ export async function refusedWebhookDestination(target: string): Promise<string 
   }
   const refused = addresses.find(isRefusedWebhookAddress);
   if (refused === undefined) return undefined;
-  return `webhook at ${url.origin} refused: ${refused} is a link-local or cloud metadata address, where terdut sends no webhooks`;
+  return (
+    `webhook at ${url.origin} refused: ${refused} is a link-local or cloud metadata address, where terdut ` +
+    'sends no webhooks (an admin may allow them with TERDUT_WEBHOOK_ALLOW_LINK_LOCAL=true)'
+  );
 }
