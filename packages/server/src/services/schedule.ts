@@ -14,7 +14,7 @@ import {
 } from '../repositories/schedule.ts';
 import { deleteOverride } from '../repositories/schedules.ts';
 import type { AuditService } from './audit.ts';
-import { MAX_WINDOW_DAYS, type SchedulesService } from './schedules.ts';
+import { EARLIEST_DATE, LATEST_DATE, MAX_WINDOW_DAYS, type SchedulesService } from './schedules.ts';
 import { localDateOf, startOfLocalDay } from './schedule-timeline.ts';
 
 /** How far ahead `GET /api/schedule` looks when the caller gives no `to`. */
@@ -82,6 +82,16 @@ export class ScheduleService {
       throw badRequest(`query field "from" is not a date in YYYY-MM-DD form: "${from}"`);
     const to = range.to ?? addDays(from, DEFAULT_WINDOW_DAYS);
     if (!isCalendarDate(to)) throw badRequest(`query field "to" is not a date in YYYY-MM-DD form: "${to}"`);
+    for (const [field, date] of [
+      ['from', from],
+      ['to', to],
+    ] as const) {
+      if (date < EARLIEST_DATE || date >= LATEST_DATE) {
+        throw badRequest(
+          `query field "${field}" (${date}) must be from ${EARLIEST_DATE} up to ${LATEST_DATE}`,
+        );
+      }
+    }
     if (from > to) {
       const fromNote = range.from === undefined ? ' (today, the default)' : '';
       throw badRequest(`query field "from" (${from}${fromNote}) is after "to" (${to})`);

@@ -117,6 +117,16 @@ export const FEED_DAYS_BEFORE = 14;
 export const FEED_DAYS_AFTER = 92;
 
 const DAY_MS = 86_400_000;
+/**
+ * The instants the schedule API takes (`at`, `from`, `to`, an override's ends):
+ * every rota fits, and so do the look-back, look-ahead and feed margins around
+ * them, which PostgreSQL must still read as dates (it has no year 0 and no
+ * year 10000 in the form we send).
+ */
+export const EARLIEST_DATE = '1970-01-01';
+export const LATEST_DATE = '9000-01-01';
+const EARLIEST_MS = Date.parse(`${EARLIEST_DATE}T00:00:00Z`);
+const LATEST_MS = Date.parse(`${LATEST_DATE}T00:00:00Z`);
 const MAX_SHIFT: Record<ShiftUnit, number> = { hours: 24 * 366, days: 366, weeks: 52 };
 
 /**
@@ -321,8 +331,8 @@ export class SchedulesService {
     clientAddress: string,
   ): Promise<OverrideRow> {
     requireAdmin(principal, 'change schedules');
-    const startsAt = instantField('starts_at', input.starts_at);
-    const endsAt = instantField('ends_at', input.ends_at);
+    const startsAt = scheduleInstantField('starts_at', input.starts_at);
+    const endsAt = scheduleInstantField('ends_at', input.ends_at);
     if (endsAt <= startsAt) throw badRequest(`field "ends_at" (${input.ends_at}) must be after "starts_at"`);
     if (endsAt.getTime() - startsAt.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
       throw badRequest(`an override may last at most ${MAX_WINDOW_DAYS} days; split it or use a rotation`);
@@ -683,9 +693,11 @@ export class SchedulesService {
   /** [from, to) in epoch ms from optional RFC 3339 query fields; 400 naming the field. */
   #window(window: { from?: string; to?: string }, defaultDays: number): [number, number] {
     const from =
-      window.from === undefined ? this.#clock.now().getTime() : instantField('from', window.from).getTime();
+      window.from === undefined
+        ? this.#clock.now().getTime()
+        : scheduleInstantField('from', window.from).getTime();
     const to =
-      window.to === undefined ? from + defaultDays * DAY_MS : instantField('to', window.to).getTime();
+      window.to === undefined ? from + defaultDays * DAY_MS : scheduleInstantField('to', window.to).getTime();
     if (to <= from) throw badRequest(`query field "to" (${window.to}) must be after "from"`);
     if (to - from > MAX_WINDOW_DAYS * DAY_MS) {
       throw badRequest(`query fields "from" and "to" span more than ${MAX_WINDOW_DAYS} days; ask for less`);
@@ -801,6 +813,22 @@ export class SchedulesService {
       clientAddress,
     });
   }
+}
+
+/**
+ * The instant in schedule field `field`, or 400 naming the field: RFC 3339 as
+ * every instant of the API, from EARLIEST_DATE up to (not including) LATEST_DATE.
+ *
+ * @example scheduleInstantField('at', '0000-01-01T00:00:00Z') // throws 400 naming "at"
+ */
+export function scheduleInstantField(field: string, text: string): Date {
+  const at = instantField(field, text);
+  if (at.getTime() < EARLIEST_MS || at.getTime() >= LATEST_MS) {
+    throw badRequest(
+      `field "${field}" (${text.slice(0, 40)}) must be from ${EARLIEST_DATE} up to ${LATEST_DATE}`,
+    );
+  }
+  return at;
 }
 
 function scheduleName(text: string): string {

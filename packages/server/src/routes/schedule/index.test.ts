@@ -145,6 +145,22 @@ forEachDatabase('on-call schedule', (database) => {
     assert.match(malformed.body.error, /"from"/);
   });
 
+  test('a day before 1970 or from the year 9000 on is a 400 naming the field, not a 500', async () => {
+    for (const [query, field] of [
+      ['?from=0001-01-01&to=0001-01-03', 'from'],
+      ['?from=9999-12-30&to=9999-12-31', 'from'],
+      ['?from=8999-12-30&to=9000-01-01', 'to'],
+    ] as const) {
+      const response = await list(query);
+      assert.equal(response.status, 400, query);
+      assert.match(
+        response.body.error,
+        new RegExp(`"${field}" .*must be from 1970-01-01 up to 9000-01-01`),
+        query,
+      );
+    }
+  });
+
   test('current is whoever has today in the configured time zone, else 404 with the contract message', async () => {
     const current = await server.request({ method: 'GET', url: '/api/schedule/current', as: bob });
     assert.equal(current.status, 200);

@@ -229,6 +229,30 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.deepEqual(after, before);
   });
 
+  test('an instant before 1970 or from the year 9000 on is a 400 naming the field, not a 500', async () => {
+    for (const [query, field] of [
+      ['on-call?at=0000-01-01T00:00:00Z', 'at'],
+      ['on-call?at=9999-12-31T00:00:00Z', 'at'],
+      ['timeline?from=9999-12-01T00:00:00Z&to=9999-12-31T00:00:00Z', 'from'],
+      ['overrides?from=0001-01-01T00:00:00Z', 'from'],
+    ] as const) {
+      const response = await call('GET', `/api/schedules/${berlin}/${query}`, undefined, alice);
+      assert.equal(response.status, 400, query);
+      assert.match(
+        response.body.error,
+        new RegExp(`"${field}" .*must be from 1970-01-01 up to 9000-01-01`),
+        query,
+      );
+    }
+    const ancient = await call('POST', `/api/schedules/${berlin}/overrides`, {
+      user_id: alice.id,
+      starts_at: '0000-06-01T00:00:00Z',
+      ends_at: '0000-06-02T00:00:00Z',
+    });
+    assert.equal(ancient.status, 400);
+    assert.match(ancient.body.error, /"starts_at"/);
+  });
+
   test('a rotation with someone deleted can still be edited as it is; the deleted cannot join another', async () => {
     const schedule = (await call('POST', '/api/schedules', { name: 'Leavers', time_zone: 'Europe/Berlin' }))
       .body.id;

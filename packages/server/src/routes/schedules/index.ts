@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../http/authentication.ts';
-import { instantField } from '../../instant.ts';
 import { access } from '../../http/route-auth.ts';
 import {
   ErrorSchema,
@@ -26,7 +25,7 @@ import {
   WindowQuery,
   errors as errorsOf,
 } from '@terdut/contract';
-import type { SchedulesService } from '../../services/schedules.ts';
+import { scheduleInstantField, type SchedulesService } from '../../services/schedules.ts';
 import {
   serializeOnCall,
   serializeOverride,
@@ -277,7 +276,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
         },
       },
       async (request) => {
-        const at = request.query.at === undefined ? undefined : instantField('at', request.query.at);
+        const at = request.query.at === undefined ? undefined : scheduleInstantField('at', request.query.at);
         return serializeOnCall(await schedules.onCallAt(request.params.id, at ?? new Date()));
       },
     );
