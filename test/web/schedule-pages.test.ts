@@ -168,8 +168,23 @@ describe('the schedule pages [pglite]', () => {
 
     // The override goes again with its Delete button.
     await page.getByRole('button', { name: /^Delete the override of carol/ }).click();
-    await page.getByText('No overrides from now on.').waitFor();
+    await page.getByText('No overrides in the coming year.').waitFor();
     assert.deepEqual((await stack.api('GET', `/api/schedules/${scheduleId}/overrides`)).body, []);
+
+    // Cover planned six weeks ahead (a holiday) is listed too, and can be deleted from the page.
+    const ahead = Date.now() + 42 * 86_400_000;
+    const holiday = await stack.api('POST', `/api/schedules/${scheduleId}/overrides`, {
+      user_id: carol,
+      starts_at: new Date(ahead).toISOString(),
+      ends_at: new Date(ahead + 86_400_000).toISOString(),
+    });
+    assert.equal(holiday.status, 201);
+    await page.reload();
+    await page.getByRole('button', { name: /^Delete the override of carol/ }).click();
+    await page.getByText('No overrides in the coming year.').waitFor();
+    const until = new Date(ahead + 2 * 86_400_000).toISOString();
+    const left = await stack.api('GET', `/api/schedules/${scheduleId}/overrides?to=${until}`);
+    assert.deepEqual(left.body, []);
     // Put it back for the pages below.
     await stack.api('POST', `/api/schedules/${scheduleId}/overrides`, {
       user_id: carol,

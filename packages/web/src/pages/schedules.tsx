@@ -8,6 +8,8 @@ import { CalendarFeedPanel } from './feed.tsx';
 
 const DAY_MS = 86_400_000;
 const TIMELINE_DAYS = 14;
+/** How far ahead the override list looks: the longest window the server lists (its default is 30 days). */
+const OVERRIDE_DAYS = 366;
 const ISO_WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 
 /** How far `zone`'s wall clock is ahead of UTC at `instant` (ms). */
@@ -531,7 +533,11 @@ export function ScheduleDetailPage(props: { id: number }) {
     [props.id],
   );
   const overrides = useData(
-    () => client.schedules.overrides(props.id, { from: new Date(window.from).toISOString() }),
+    () =>
+      client.schedules.overrides(props.id, {
+        from: new Date(window.from).toISOString(),
+        to: new Date(window.from + OVERRIDE_DAYS * DAY_MS).toISOString(),
+      }),
     [props.id],
   );
   const people = useData(() => (admin ? api.people() : Promise.resolve([] as Person[])), [admin]);
@@ -596,7 +602,7 @@ export function ScheduleDetailPage(props: { id: number }) {
             )}
           </li>
         ))}
-        {overrides.data?.length === 0 && <li class="muted">No overrides from now on.</li>}
+        {overrides.data?.length === 0 && <li class="muted">No overrides in the coming year.</li>}
       </ul>
       <ErrorNote error={overrides.error} />
       {admin && (
