@@ -279,6 +279,27 @@ describe('the schedule pages [pglite]', () => {
       .waitFor();
   });
 
+  test("the month page counts days in the default schedule's own zone once an admin sets one", async () => {
+    const schedules = (await stack.api('GET', '/api/schedules')).body as {
+      id: number;
+      is_default: boolean;
+    }[];
+    const defaultId = schedules.find((schedule) => schedule.is_default)!.id;
+    // Kiritimati (UTC+14) is a day ahead of the server's Europe/Berlin for most of each day.
+    const zone = 'Pacific/Kiritimati';
+    assert.equal((await stack.api('PATCH', `/api/schedules/${defaultId}`, { time_zone: zone })).status, 200);
+    try {
+      const page = await newPage('admin', { phone: true });
+      await page.goto(`${stack.url}/schedule`);
+      const today = new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(new Date());
+      await page.getByText(`On call today (${today})`).waitFor();
+      await page.getByText(zone, { exact: true }).waitFor();
+      assert.equal(await page.locator('.day.today').getAttribute('data-date'), today);
+    } finally {
+      await stack.api('PATCH', `/api/schedules/${defaultId}`, { time_zone: 'Europe/Berlin' });
+    }
+  });
+
   test('the new pages: no serious accessibility problem in light, dark and on a phone', async () => {
     for (const [phone, dark] of [
       [false, false],

@@ -36,7 +36,11 @@ function monthName(month: string): string {
 export function SchedulePage() {
   const { info, me } = useSession();
   const admin = me.user.role === 'admin';
-  const today = todayIn(info.time_zone);
+  // Days are the default schedule's (README: "today" is the date in its zone, TERDUT_TIMEZONE
+  // only until an admin gives it a zone of its own), as the server counts them.
+  const schedules = useData(() => client.schedules.list(), []);
+  const zone = schedules.data?.find((schedule) => schedule.is_default)?.time_zone ?? info.time_zone;
+  const today = todayIn(zone);
   const { query } = useLocation();
   const asked = query.get('month') ?? '';
   // A link with a month that is not one (2026-13, 2026-00) shows this month instead of breaking the page.
@@ -52,6 +56,7 @@ export function SchedulePage() {
     () => {
       entries.reload();
       onCall.reload();
+      schedules.reload();
     },
   );
   const byDate = new Map<string, ScheduleEntry>((entries.data ?? []).map((entry) => [entry.date, entry]));
@@ -99,7 +104,7 @@ export function SchedulePage() {
       <p>
         On call today ({today}):{' '}
         <strong>{onCall.data ? onCall.data.username : onCall.loading ? '…' : 'no one'}</strong>. Days are
-        calendar days in the server's time zone, <strong>{info.time_zone}</strong>.{' '}
+        calendar days in the default schedule's time zone, <strong>{zone}</strong>.{' '}
         <Link href="/schedules">All schedules, rotations and overrides</Link>
       </p>
       <div class="toolbar">
