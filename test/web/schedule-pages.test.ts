@@ -300,6 +300,47 @@ describe('the schedule pages [pglite]', () => {
     }
   });
 
+  test('a day with a handoff shows both people on the month page, each with its own remove button', async () => {
+    const schedules = (await stack.api('GET', '/api/schedules')).body as {
+      id: number;
+      is_default: boolean;
+    }[];
+    const defaultId = schedules.find((schedule) => schedule.is_default)!.id;
+    const { today } = berlinDates();
+    // Daily at 12:00 from today: tomorrow is admin's until noon, then mia's.
+    const rotation = await stack.api('POST', `/api/schedules/${defaultId}/rotations`, {
+      name: 'Noon',
+      participant_ids: [stack.admin.id, stack.member.id],
+      shift_length: 1,
+      shift_unit: 'days',
+      start_date: today,
+      handoff_time: '12:00',
+    });
+    assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+    try {
+      const tomorrow = new Date(`${today}T00:00:00Z`);
+      tomorrow.setUTCDate(tomorrow.getUTCDate() + 1);
+      const date = tomorrow.toISOString().slice(0, 10);
+      const day = (await stack.api('GET', `/api/schedule?from=${date}&to=${date}`)).body as {
+        username: string;
+      }[];
+      assert.deepEqual(
+        day.map((entry) => entry.username),
+        ['admin', 'mia'],
+      );
+      const page = await newPage('admin', { phone: true });
+      await page.goto(`${stack.url}/schedule`);
+      const cell = page.locator(`[data-date="${date}"]`);
+      await cell.getByText('mia').waitFor();
+      await cell.getByText('admin').waitFor();
+      await cell.getByRole('button', { name: `Remove admin on ${date}` }).waitFor();
+      await cell.getByRole('button', { name: `Remove mia on ${date}` }).waitFor();
+      await assertNoHorizontalScroll(page, 'the month page with two people a day');
+    } finally {
+      await stack.api('DELETE', `/api/schedules/${defaultId}/rotations/${rotation.body.id}`);
+    }
+  });
+
   test('the new pages: no serious accessibility problem in light, dark and on a phone', async () => {
     for (const [phone, dark] of [
       [false, false],

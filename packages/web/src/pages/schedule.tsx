@@ -59,7 +59,9 @@ export function SchedulePage() {
       schedules.reload();
     },
   );
-  const byDate = new Map<string, ScheduleEntry>((entries.data ?? []).map((entry) => [entry.date, entry]));
+  // A day can have several people (a handoff that day, a daytime layer): each is shown.
+  const byDate = new Map<string, ScheduleEntry[]>();
+  for (const entry of entries.data ?? []) byDate.set(entry.date, [...(byDate.get(entry.date) ?? []), entry]);
 
   const [picked, setPicked] = useState<string[]>([]);
   const [person, setPerson] = useState(String(me.user.id));
@@ -76,8 +78,14 @@ export function SchedulePage() {
    */
   const conflictText = (error: TerdutApiError) => {
     const held = picked.flatMap((date) => {
-      const entry = byDate.get(date);
-      return entry && String(entry.user_id) !== person ? [`${date} (${entry.username})`] : [];
+      // Only a whole-day entry holds a day; a rotation's day is not held (the entry overrides it).
+      const holders = (byDate.get(date) ?? []).filter(
+        (entry) =>
+          entry.rotation_id === undefined &&
+          entry.override_id === undefined &&
+          String(entry.user_id) !== person,
+      );
+      return holders.map((entry) => `${date} (${entry.username})`);
     });
     if (held.length > 0) {
       return `${held.length === 1 ? 'This day already has' : 'These days already have'} someone on call: ${held.join(', ')}. Replace them?`;
@@ -124,7 +132,7 @@ export function SchedulePage() {
         {Array.from({ length: 6 }, (_, week) => (
           <div role="row" class="calendar-row" key={week}>
             {days.slice(week * 7, week * 7 + 7).map((date) => {
-              const entry = byDate.get(date);
+              const dayEntries = byDate.get(date) ?? [];
               const classes = [
                 'day',
                 monthOf(date) === month ? '' : 'other-month',
@@ -147,8 +155,8 @@ export function SchedulePage() {
                   ) : (
                     <span class="day-number">{Number(date.slice(8))}</span>
                   )}
-                  {entry && (
-                    <span class="on-call">
+                  {dayEntries.map((entry) => (
+                    <span class="on-call" key={entry.id}>
                       {entry.username}
                       {admin && (
                         <button
@@ -162,7 +170,7 @@ export function SchedulePage() {
                         </button>
                       )}
                     </span>
-                  )}
+                  ))}
                   {admin && weekdayIndex(date) === 0 && (
                     <button
                       class="quiet small week"
