@@ -217,6 +217,19 @@ describe('layers and overrides', () => {
     assert.equal(onCallAt({ ...spec, rotations: [weekly, top] }, ms('2026-03-04T09:00:00Z')).userId, 1);
   });
 
+  test('of two rotations on one layer the later wins; a new layer on top from a later date keeps the past', () => {
+    const week = { handoffTime: '09:00', shiftUnit: 'weeks' } as const;
+    const reordered = rotation({ ...week, startDate: '2026-03-02', participants: [2, 1] });
+    assert.equal(onCallAt({ ...spec, rotations: [weekly, reordered] }, ms('2026-03-04T12:00:00Z')).userId, 2);
+    // From Monday 16 March on, 3 then 1 then 2; the weeks before stay as they were.
+    const next = rotation({ ...week, layer: 3, startDate: '2026-03-16', participants: [3, 1, 2] });
+    const before = timeline(spec, ms('2026-03-01T00:00:00Z'), ms('2026-03-16T08:00:00Z'));
+    const changed = { ...spec, rotations: [weekly, weekend, next] };
+    assert.deepEqual(timeline(changed, ms('2026-03-01T00:00:00Z'), ms('2026-03-16T08:00:00Z')), before);
+    assert.equal(onCallAt(changed, ms('2026-03-16T08:00:00Z')).userId, 3);
+    assert.equal(onCallAt(changed, ms('2026-03-23T08:00:00Z')).userId, 1);
+  });
+
   test('handoffs list each change of person, nobody included', () => {
     const changes = handoffs(spec, ms('2026-03-04T00:00:00Z'), ms('2026-03-05T00:00:00Z'));
     assert.deepEqual(
