@@ -141,6 +141,31 @@ forEachDatabase('paging', (database) => {
     }
   });
 
+  test("GET /api/paging/me: on call in a team's schedule (not the default) is on call now too", async () => {
+    const oncaller = await server.createUser('team-oncaller');
+    const team = await server.request({
+      method: 'POST',
+      url: '/api/schedules',
+      as: admin,
+      payload: { name: 'Team readiness', time_zone: 'UTC' },
+    });
+    assert.equal(team.status, 201);
+    const override = await server.request({
+      method: 'POST',
+      url: `/api/schedules/${team.body.id}/overrides`,
+      as: admin,
+      payload: { user_id: oncaller.id, starts_at: '2026-12-03T08:00:00Z', ends_at: '2026-12-03T10:00:00Z' },
+    });
+    assert.equal(override.status, 201);
+    try {
+      const me = await server.request({ method: 'GET', url: '/api/paging/me', as: oncaller });
+      assert.equal(me.body.on_call_now, true);
+      assert.match(me.body.warning, /on call now but have no working contact method/);
+    } finally {
+      await server.request({ method: 'DELETE', url: `/api/schedules/${team.body.id}`, as: admin });
+    }
+  });
+
   test('a new incident pages the person on call at once: ntfy message with priority, link and Acknowledge action', async () => {
     const { id } = await openPaged({ instance: 'db-1:9100' });
     await pass();
