@@ -230,6 +230,42 @@ describe('layers and overrides', () => {
     assert.equal(onCallAt(changed, ms('2026-03-23T08:00:00Z')).userId, 1);
   });
 
+  test('weeknights 22:00 to 06:00 as the README says: two rotations alike but for their restrictions', () => {
+    const night = {
+      startDate: '2026-03-02',
+      handoffTime: '09:00',
+      shiftUnit: 'weeks',
+      participants: [1, 2],
+    } as const;
+    const evenings = rotation({
+      ...night,
+      restriction: { weekdays: [1, 2, 3, 4, 5], from: '22:00', to: '00:00' },
+    });
+    const mornings = rotation({
+      ...night,
+      restriction: { weekdays: [2, 3, 4, 5, 6], from: '00:00', to: '06:00' },
+    });
+    const nights: ScheduleSpec = { timeZone: zone, rotations: [evenings, mornings], overrides: [] };
+    // Berlin is UTC+1 in March: Monday 9 March 22:00 local is 21:00Z.
+    assert.deepEqual(
+      personIntervals(timeline(nights, ms('2026-03-08T12:00:00Z'), ms('2026-03-15T12:00:00Z')))
+        .filter((interval) => interval.userId !== null)
+        .map((interval) => [iso(interval.start), iso(interval.end)]),
+      ['09', '10', '11', '12', '13'].map((day) => [
+        `2026-03-${day}T21:00:00.000Z`,
+        `2026-03-${String(Number(day) + 1)}T05:00:00.000Z`,
+      ]),
+    );
+    // One window restricted to weekdays 1–5 would cover Monday morning and miss Saturday's.
+    const one = rotation({
+      ...night,
+      restriction: { weekdays: [1, 2, 3, 4, 5], from: '22:00', to: '06:00' },
+    });
+    const single: ScheduleSpec = { timeZone: zone, rotations: [one], overrides: [] };
+    assert.notEqual(onCallAt(single, ms('2026-03-09T02:00:00Z')).userId, null);
+    assert.equal(onCallAt(single, ms('2026-03-14T02:00:00Z')).userId, null);
+  });
+
   test('handoffs list each change of person, nobody included', () => {
     const changes = handoffs(spec, ms('2026-03-04T00:00:00Z'), ms('2026-03-05T00:00:00Z'));
     assert.deepEqual(
