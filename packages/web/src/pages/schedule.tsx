@@ -158,7 +158,8 @@ export function SchedulePage() {
                   {dayEntries.map((entry) => (
                     <span class="on-call" key={entry.id}>
                       {entry.username}
-                      {admin && (
+                      {/* A rotation's day is not removed but overridden: select it and assign someone. */}
+                      {admin && entry.rotation_id === undefined && (
                         <button
                           class="quiet small"
                           aria-label={`Remove ${entry.username} on ${date}`}
