@@ -212,6 +212,8 @@ describe('the schedule pages [pglite]', () => {
     const page = await newPage('admin');
     await page.goto(`${stack.url}/schedules/${scheduleId}`);
     await page.getByRole('heading', { name: 'Calendar feed' }).waitFor();
+    const turnOff = page.getByRole('button', { name: 'Turn the feed off' });
+    assert.equal(await turnOff.count(), 0, 'no feed yet: nothing to turn off');
     await page.getByRole('button', { name: 'Turn on or get a new feed URL' }).click();
     const scheduleFeed = (await page.getByTestId('feed-url').innerText()).trim();
     assert.match(scheduleFeed, /\/api\/calendar\/.+\.ics$/);
@@ -219,8 +221,12 @@ describe('the schedule pages [pglite]', () => {
     assert.equal(scheduleIcs.status, 200);
     assert.match(scheduleIcs.headers.get('content-type') ?? '', /^text\/calendar/);
     assert.match(await scheduleIcs.text(), /carol/);
-    await page.getByRole('button', { name: 'Turn the feed off' }).click();
+    // Opened again, the page knows the feed is on.
+    await page.reload();
+    await page.getByText(/^The feed is on; its URL was made /).waitFor();
+    await turnOff.click();
     await page.getByText('The feed is off.').waitFor();
+    assert.equal(await turnOff.count(), 0);
     assert.equal((await fetch(scheduleFeed)).status, 404);
 
     // mia, a member, on her Me page.

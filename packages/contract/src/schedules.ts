@@ -105,6 +105,10 @@ export const ScheduleSchema = Type.Object(
     ),
     is_default: Type.Boolean(),
     created_at: Instant,
+    feed_created_at: Type.Optional({
+      ...Instant,
+      description: "when the schedule's calendar feed URL in use was made; absent while the feed is off",
+    }),
     rotations: Type.Optional(Type.Array(RotationSchema)),
   },
   { title: 'Schedule' },

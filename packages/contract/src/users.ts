@@ -42,7 +42,14 @@ export const UserSchema = Type.Object(
 export type User = Static<typeof UserSchema>;
 
 /** `GET /api/me` and a password sign-in: the caller and whether it has a password. */
-export const MeSchema = Type.Object({ user: UserSchema, has_password: Type.Boolean() });
+export const MeSchema = Type.Object({
+  user: UserSchema,
+  has_password: Type.Boolean(),
+  calendar_feed_created_at: Type.Optional({
+    ...Timestamp,
+    description: "when the caller's own calendar feed URL in use was made; absent while the feed is off",
+  }),
+});
 export type Me = Static<typeof MeSchema>;
 
 export const CreateUserBody = Type.Object({

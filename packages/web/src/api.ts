@@ -4,7 +4,7 @@
  * key is ever stored in the browser; state-changing requests carry the CSRF
  * token that the server put in the readable `terdut_csrf` cookie.
  */
-import { TerdutApiError, TerdutClient, type ServerInfo, type User } from '@terdut/client';
+import { TerdutApiError, TerdutClient, type Me as MeWire, type ServerInfo, type User } from '@terdut/client';
 
 const CSRF_COOKIE = 'terdut_csrf';
 
@@ -38,10 +38,8 @@ const http = client.http;
 export type Role = 'admin' | 'member';
 /** `User` as the server sends it (api-contract.md), with the role the users routes add. */
 export type Person = User & { role: Role };
-export interface Me {
-  user: Person;
-  has_password: boolean;
-}
+/** `Me` as the contract says, with the role the users routes add. */
+export type Me = Omit<MeWire, 'user'> & { user: Person };
 export type { ServerInfo } from '@terdut/client';
 export interface AuditEntry {
   id: number;

@@ -7,6 +7,8 @@ export interface ScheduleRow {
   time_zone: string | null;
   is_default: boolean;
   created_at: Date;
+  /** When its calendar feed's current URL was made; null while it has no feed. */
+  feed_created_at: Date | null;
 }
 
 export interface RotationRow {
@@ -45,7 +47,8 @@ export interface FeedRow {
   secret_hash: string;
 }
 
-const SCHEDULE_COLUMNS = 'id, name, time_zone, is_default, created_at';
+const SCHEDULE_COLUMNS = `id, name, time_zone, is_default, created_at,
+  (SELECT f.created_at FROM schedule_feeds f WHERE f.schedule_id = schedules.id) AS feed_created_at`;
 
 export async function listSchedules(db: Queryable): Promise<ScheduleRow[]> {
   const result = await db.query<ScheduleRow>(
@@ -335,4 +338,13 @@ export async function deleteFeed(
       ? await db.query('DELETE FROM schedule_feeds WHERE schedule_id = $1', [owner.scheduleId])
       : await db.query('DELETE FROM schedule_feeds WHERE user_id = $1', [owner.userId]);
   return result.rowCount > 0;
+}
+
+/** When the person's calendar feed's current URL was made; undefined while they have none. */
+export async function personFeedCreatedAt(db: Queryable, userId: number): Promise<Date | undefined> {
+  const result = await db.query<{ created_at: Date }>(
+    'SELECT created_at FROM schedule_feeds WHERE user_id = $1',
+    [userId],
+  );
+  return result.rows[0]?.created_at;
 }

@@ -17,7 +17,7 @@ import {
 } from '../repositories/users.ts';
 import { deleteKeysOfUser } from '../repositories/api-keys.ts';
 import { revokeSessionsOfUser } from '../repositories/sessions.ts';
-import { deleteFeed } from '../repositories/schedules.ts';
+import { deleteFeed, personFeedCreatedAt } from '../repositories/schedules.ts';
 import type { AuditService } from './audit.ts';
 import type { CredentialsChanged } from './api-key-cache.ts';
 import { parseEmail, parseNtfyTopic, parseUsername } from './user-fields.ts';
@@ -44,11 +44,11 @@ export class UserService {
   }
 
   /** The caller's own user (a person or a service account). */
-  async me(principal: Principal): Promise<UserRow> {
+  async me(principal: Principal): Promise<{ user: UserRow; calendarFeedCreatedAt: Date | undefined }> {
     const user = await findUserById(this.#db, principal.userId);
     // Deleted between authentication and now: the credentials are no longer good.
     if (!user) throw unauthorized('this user has been deleted');
-    return user;
+    return { user, calendarFeedCreatedAt: await personFeedCreatedAt(this.#db, user.id) };
   }
 
   /**

@@ -9,12 +9,16 @@ import { ErrorNote, useAction } from '../ui.tsx';
 export function CalendarFeedPanel(props: {
   /** What the feed holds, e.g. "the Databases schedule" or "your shifts in every schedule". */
   what: string;
+  /** When the feed URL in use was made (the API's `…feed_created_at`); undefined while the feed is off. */
+  since: string | undefined;
   rotate: () => Promise<{ url: string }>;
   remove: () => Promise<void>;
 }) {
   const action = useAction();
   const [url, setUrl] = useState<string | undefined>(undefined);
   const [note, setNote] = useState<string | undefined>(undefined);
+  // Whether a feed is on: as the page was loaded, then as this panel changed it.
+  const [on, setOn] = useState(props.since !== undefined);
   return (
     <div class="feed">
       <p class="muted">
@@ -37,6 +41,12 @@ export function CalendarFeedPanel(props: {
           {note}
         </p>
       )}
+      {on && url === undefined && note === undefined && props.since !== undefined && (
+        <p class="muted">
+          The feed is on; its URL was made{' '}
+          <time dateTime={props.since}>{new Date(props.since).toLocaleString()}</time>.
+        </p>
+      )}
       <ErrorNote error={action.error} />
       <div class="actions">
         <button
@@ -44,22 +54,32 @@ export function CalendarFeedPanel(props: {
           disabled={action.busy}
           onClick={() => {
             setNote(undefined);
-            void action.run(async () => setUrl((await props.rotate()).url));
+            void action.run(async () => {
+              setUrl((await props.rotate()).url);
+              setOn(true);
+            });
           }}
         >
           Turn on or get a new feed URL
         </button>
-        <button
-          type="button"
-          class="danger"
-          disabled={action.busy}
-          onClick={() => {
-            setUrl(undefined);
-            void action.run(props.remove).then((done) => done && setNote('The feed is off.'));
-          }}
-        >
-          Turn the feed off
-        </button>
+        {/* Only a feed that is on can be turned off. */}
+        {on && (
+          <button
+            type="button"
+            class="danger"
+            disabled={action.busy}
+            onClick={() => {
+              setUrl(undefined);
+              void action.run(props.remove).then((done) => {
+                if (!done) return;
+                setOn(false);
+                setNote('The feed is off.');
+              });
+            }}
+          >
+            Turn the feed off
+          </button>
+        )}
       </div>
     </div>
   );

@@ -94,6 +94,7 @@ export function MePage() {
       <h2>My calendar feed</h2>
       <CalendarFeedPanel
         what="your shifts in every schedule"
+        since={session.me.calendar_feed_created_at}
         rotate={() => client.schedules.rotatePersonFeed(user.id)}
         remove={() => client.schedules.deletePersonFeed(user.id)}
       />

@@ -698,6 +698,7 @@ export function ScheduleDetailPage(props: { id: number }) {
           <h2>Calendar feed</h2>
           <CalendarFeedPanel
             what={`the ${data.name} schedule`}
+            since={data.feed_created_at}
             rotate={() => client.schedules.rotateFeed(data.id)}
             remove={() => client.schedules.deleteFeed(data.id)}
           />

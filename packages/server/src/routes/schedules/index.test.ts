@@ -480,6 +480,25 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.ok(stored.rows.every((row) => !second.includes(row.secret_hash)));
   });
 
+  test('a schedule and /api/me say whether a feed is on, and since when its URL was made', async () => {
+    const schedule = (await call('POST', '/api/schedules', { name: 'Fed', time_zone: 'UTC' })).body.id;
+    const feedOf = async () => (await call('GET', `/api/schedules/${schedule}`)).body.feed_created_at;
+    const ownFeed = async () =>
+      (await call('GET', '/api/me', undefined, carol)).body.calendar_feed_created_at;
+    assert.equal(await feedOf(), undefined);
+    assert.equal(await ownFeed(), undefined);
+    await call('POST', `/api/schedules/${schedule}/feed`);
+    await call('POST', `/api/users/${carol.id}/calendar-feed`, undefined, carol);
+    assert.equal(await feedOf(), clock.now().toISOString());
+    assert.equal(await ownFeed(), clock.now().toISOString());
+    const listed = (await call('GET', '/api/schedules')).body.find((s: { id: number }) => s.id === schedule);
+    assert.equal(listed.feed_created_at, clock.now().toISOString());
+    await call('DELETE', `/api/schedules/${schedule}/feed`);
+    await call('DELETE', `/api/users/${carol.id}/calendar-feed`, undefined, carol);
+    assert.equal(await feedOf(), undefined);
+    assert.equal(await ownFeed(), undefined);
+  });
+
   test('renewing a feed twice at once (a double click, two replicas) answers 201 to both; the last URL works', async () => {
     const schedule = (await call('POST', '/api/schedules', { name: 'Renewed', time_zone: 'UTC' })).body.id;
     for (const url of [`/api/schedules/${schedule}/feed`, `/api/users/${carol.id}/calendar-feed`]) {

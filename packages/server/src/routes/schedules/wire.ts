@@ -53,6 +53,7 @@ export function serializeSchedule(schedule: Schedule | ScheduleDetail): Schedule
     ...(schedule.time_zone_from_config ? { time_zone_from_config: true } : {}),
     is_default: schedule.is_default,
     created_at: schedule.created_at.toISOString(),
+    ...(schedule.feed_created_at !== null ? { feed_created_at: schedule.feed_created_at.toISOString() } : {}),
     ...('rotations' in schedule ? { rotations: schedule.rotations.map(serializeRotation) } : {}),
   };
 }

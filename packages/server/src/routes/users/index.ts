@@ -33,8 +33,12 @@ export function userRoutes(users: UserService) {
         },
       },
       async (request) => {
-        const user = await users.me(principalOf(request));
-        return { user: serializeUser(user), has_password: user.has_password };
+        const { user, calendarFeedCreatedAt } = await users.me(principalOf(request));
+        return {
+          user: serializeUser(user),
+          has_password: user.has_password,
+          ...(calendarFeedCreatedAt ? { calendar_feed_created_at: calendarFeedCreatedAt.toISOString() } : {}),
+        };
       },
     );
 
