@@ -55,6 +55,35 @@ forEachDatabase('contact methods', (database) => {
     }
   });
 
+  test('test messages are bounded per person: the eleventh in 10 minutes is 429 with Retry-After', async () => {
+    const tester = await server.createUser('tess');
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const method = await server.request({
+      method: 'POST',
+      url: `/api/users/${tester.id}/contact-methods`,
+      as: tester,
+      payload: { kind: 'webhook', target: `http://127.0.0.1:${port}/hook` },
+    });
+    assert.equal(method.status, 201, JSON.stringify(method.body));
+    const send = () =>
+      server.request({
+        method: 'POST',
+        url: `/api/users/${tester.id}/contact-methods/${method.body.id}/test`,
+        as: tester,
+      });
+    for (let sent = 1; sent <= 10; sent++) assert.equal((await send()).status, 200, `test ${sent}`);
+    const refused = await send();
+    assert.equal(refused.status, 429);
+    assert.match(
+      refused.body.error,
+      /^at most 10 test messages per person every 10 minutes; try again in \d+ s$/,
+    );
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+  });
+
   test('a link-local webhook saved before the check is not called: its test answers why, at once', async () => {
     const method = await insertContactMethod(
       server.db,

@@ -113,9 +113,10 @@ export function contactMethodRoutes(methods: ContactMethodService) {
           tags,
           summary: "Send a test message now and report the provider's answer",
           description:
-            'One attempt, no retries: 200 with delivered=false and the answer when the provider refused.',
+            'One attempt, no retries: 200 with delivered=false and the answer when the provider refused. ' +
+            'At most 10 test messages per person every 10 minutes (429 with Retry-After).',
           params: MethodParams,
-          response: { 200: ContactMethodTestSchema, ...errors },
+          response: { 200: ContactMethodTestSchema, ...errorsOf(400, 403, 404, 429) },
         },
       },
       async (request) => methods.test(principalOf(request), request.params.id, request.params.methodId),

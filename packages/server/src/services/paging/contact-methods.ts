@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
 import { requireSelfOrAdmin, type Principal } from '../../auth/principal.ts';
-import { badRequest, notFound } from '../../errors.ts';
+import { badRequest, notFound, tooManyRequests } from '../../errors.ts';
+import { FixedWindowRateLimiter } from '../../auth/rate-limit.ts';
 import {
   deleteContactMethod,
   findContactMethod,
@@ -30,6 +31,9 @@ export interface ContactMethodInput {
 }
 
 const MAX_METHODS_PER_PERSON = 20;
+/** Test messages a person's methods may get in a window (`POST …/test`). */
+const TESTS_PER_WINDOW = 10;
+const TEST_WINDOW_MINUTES = 10;
 
 /**
  * A person's ways of being paged: their own for members, anyone's for admins.
@@ -43,6 +47,8 @@ export class ContactMethodService {
   readonly #audit: AuditService;
   readonly #emailConfigured: boolean;
   readonly #linkLocalAllowed: boolean;
+  /** Test messages per person (each replica counts its own). */
+  readonly #testLimiter: FixedWindowRateLimiter;
 
   constructor(deps: {
     db: Database;
@@ -57,6 +63,11 @@ export class ContactMethodService {
     this.#audit = deps.audit;
     this.#emailConfigured = deps.config.paging.smtp !== undefined;
     this.#linkLocalAllowed = deps.config.paging.webhookLinkLocalAllowed;
+    this.#testLimiter = new FixedWindowRateLimiter({
+      limit: TESTS_PER_WINDOW,
+      windowMs: TEST_WINDOW_MINUTES * 60_000,
+      clock: deps.clock,
+    });
   }
 
   async list(principal: Principal, userId: number): Promise<ContactMethodRow[]> {
@@ -150,6 +161,15 @@ export class ContactMethodService {
     const person = await this.#person(userId);
     const method = await findContactMethod(this.#db, userId, id);
     if (method === undefined) throw notFound(`contact method ${id} of user ${userId}`);
+    // A test goes to any address the person typed, unverified: without a bound a member could
+    // send mail or pages to anyone at the server's expense (and its ntfy token's).
+    const allowed = this.#testLimiter.hit(String(userId));
+    if (!allowed.allowed) {
+      throw tooManyRequests(
+        `at most ${TESTS_PER_WINDOW} test messages per person every ${TEST_WINDOW_MINUTES} minutes; try again in ${allowed.retryAfterSeconds} s`,
+        allowed.retryAfterSeconds,
+      );
+    }
     return this.#paging.sendTest(person, method);
   }
 
