@@ -237,6 +237,32 @@ for (const kind of ['pglite', 'postgres'] as const) {
       );
     });
 
+    test('in an alert storm the queue keeps the place the person reads and the incident picked', async () => {
+      const page = await newPage({ as: 'admin' });
+      await page.setViewportSize({ width: DESKTOP.width, height: 500 });
+      await page.getByRole('combobox', { name: 'Sort' }).selectOption('newest');
+      const before: number[] = [];
+      for (let i = 0; i < 8; i++) before.push(await fireAlert(`StormBefore${i}`));
+      const picked = page.locator(`[data-incident="${before.at(-1)}"]`);
+      await picked.locator('.row-meta').click();
+      // The person reads further down, the picked incident out of sight above.
+      const reading = page.locator(`[data-incident="${before[0]}"]`);
+      await reading.scrollIntoViewIfNeeded();
+      for (let i = 0; i < 5; i++) {
+        const arrived = await fireAlert(`StormDuring${i}`);
+        await page.locator(`[data-incident="${arrived}"]`).waitFor();
+      }
+      await page.waitForTimeout(300);
+      const inView = (row: typeof picked) =>
+        row.evaluate((element) => {
+          const box = element.getBoundingClientRect();
+          return box.bottom > 0 && box.top < (globalThis as unknown as { innerHeight: number }).innerHeight;
+        });
+      assert.ok(await inView(reading), 'the row being read is still on the screen');
+      assert.ok(!(await inView(picked)), 'the page was not pulled back to the picked incident');
+      await picked.and(page.locator('.selected')).waitFor();
+    });
+
     test('every action on the incident page, each seen through the API', async () => {
       const id = await fireAlert('IncidentActions');
       const page = await newPage({ as: 'admin' });

@@ -124,9 +124,12 @@ export function QueuePage() {
     return () => window.removeEventListener('keydown', onKey);
   });
 
+  // Brought into view when the person picks another incident (j/k), not when a live update moves
+  // the picked one: in an alert storm that would pull the page back to it with every new incident
+  // while the person reads further down.
   useEffect(() => {
     document.querySelector<HTMLElement>(`[data-row="${selected}"]`)?.scrollIntoView({ block: 'nearest' });
-  }, [selected]);
+  }, [selectedId]);
 
   return (
     <Page title="Incidents">
