@@ -263,6 +263,21 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await picked.and(page.locator('.selected')).waitFor();
     });
 
+    test('a live stream refused once (a proxy’s 502 while the server restarts) comes back and catches up', async () => {
+      const page = await newPage();
+      let answered = 0;
+      await page.route(/\/api\/events$/, async (route) => {
+        if (answered++ === 0)
+          await route.fulfill({ status: 502, contentType: 'text/html', body: 'Bad Gateway' });
+        else await route.continue();
+      });
+      await signIn(page, stack.url, 'admin', ADMIN_PASSWORD);
+      await page.getByText('Reconnecting…', { exact: true }).waitFor();
+      const missed = await fireAlert('MissedWhileRefused');
+      await page.getByText('Live', { exact: true }).waitFor({ timeout: 10_000 });
+      await page.locator(`[data-incident="${missed}"]`).waitFor({ timeout: 3000 });
+    });
+
     test('every action on the incident page, each seen through the API', async () => {
       const id = await fireAlert('IncidentActions');
       const page = await newPage({ as: 'admin' });

@@ -12,6 +12,8 @@ export type { Change } from '@terdut/client';
 const POLL_MS = 15_000;
 /** Even while live, refetch now and then: background jobs (snooze expiry, stale alerts) do not announce. */
 const SAFETY_REFRESH_MS = 60_000;
+/** After the stream was refused (not merely cut), open a new one this much later. */
+const REOPEN_MS = 5_000;
 
 type Listener = (change: Change | 'resync') => void;
 const listeners = new Set<Listener>();
@@ -20,6 +22,7 @@ let state: LiveState = 'connecting';
 let source: EventSource | undefined;
 let poller: number | undefined;
 let safetyRefresh: number | undefined;
+let reopen: number | undefined;
 
 function setState(next: LiveState): void {
   state = next;
@@ -33,26 +36,43 @@ function broadcast(change: Change | 'resync'): void {
 /** Opens the stream once signed in; EventSource reconnects by itself (the server says `retry: 2000`). */
 export function startLive(): void {
   if (source !== undefined) return;
-  source = new EventSource('/api/events');
-  source.addEventListener('ready', () => {
-    setState('live');
-    broadcast('resync');
-  });
-  source.addEventListener('change', (event) => {
-    try {
-      broadcast(JSON.parse((event as MessageEvent<string>).data) as Change);
-    } catch {
-      broadcast('resync');
-    }
-  });
-  source.addEventListener('error', () => setState('reconnecting'));
+  open();
   poller ??= window.setInterval(() => {
     if (state !== 'live') broadcast('resync');
   }, POLL_MS);
   safetyRefresh ??= window.setInterval(() => broadcast('resync'), SAFETY_REFRESH_MS);
 }
 
+function open(): void {
+  const stream = new EventSource('/api/events');
+  source = stream;
+  stream.addEventListener('ready', () => {
+    setState('live');
+    broadcast('resync');
+  });
+  stream.addEventListener('change', (event) => {
+    try {
+      broadcast(JSON.parse((event as MessageEvent<string>).data) as Change);
+    } catch {
+      broadcast('resync');
+    }
+  });
+  stream.addEventListener('error', () => {
+    setState('reconnecting');
+    // EventSource retries by itself only after a network error. An answer other than 200 (a
+    // proxy's 502 or 503 while the server restarts) closes it for good (the HTML standard's "fail
+    // the connection"), and the page would poll, saying Reconnecting…, until reloaded.
+    if (stream.readyState !== EventSource.CLOSED || reopen !== undefined) return;
+    reopen = window.setTimeout(() => {
+      reopen = undefined;
+      if (source === stream) open();
+    }, REOPEN_MS);
+  });
+}
+
 export function stopLive(): void {
+  window.clearTimeout(reopen);
+  reopen = undefined;
   source?.close();
   source = undefined;
   setState('connecting');
