@@ -84,6 +84,19 @@ forEachDatabase('OIDC sign-in with a real provider', (database) => {
     );
   });
 
+  test('a sign-in started from a page of the app comes back to it; a path to another site comes back to /', async () => {
+    const deepLink = await stack.signIn(
+      new TestBrowser(),
+      carol,
+      '?return_to=%2Fincidents%2F42%3Ffrom%3Dntfy',
+    );
+    assert.equal(deepLink.url, `${stack.url}/incidents/42?from=ntfy`, deepLink.text);
+    for (const elsewhere of ['//evil.example/', '/\\evil.example/', 'https://evil.example/']) {
+      const end = await stack.signIn(new TestBrowser(), carol, `?return_to=${encodeURIComponent(elsewhere)}`);
+      assert.equal(end.url, `${stack.url}/`, `return_to=${elsewhere} ended at ${end.url}`);
+    }
+  });
+
   test('a second sign-in of the same identity finds the same user', async () => {
     const first = await me(await signedIn(carol));
     const users = await countUsers();

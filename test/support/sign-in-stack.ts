@@ -21,7 +21,12 @@ export interface SignInStack {
   app: FastifyInstance;
   idp: RunningOidcProvider;
   /** Walks the OIDC sign-in in `browser` as `person`; returns where it ended (the callback's answer or `/`). */
-  signIn(browser: TestBrowser, person: Pick<TestPerson, 'username' | 'password'>): Promise<Page>;
+  /** Walks the provider's pages from `/auth/oidc/login` (plus `query`, such as `?return_to=/me`). */
+  signIn(
+    browser: TestBrowser,
+    person: Pick<TestPerson, 'username' | 'password'>,
+    query?: string,
+  ): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -67,8 +72,8 @@ export async function startSignInStack(options: {
     url,
     app,
     idp,
-    async signIn(browser, person) {
-      const login = await browser.get(`${url}/auth/oidc/login`);
+    async signIn(browser, person, query = '') {
+      const login = await browser.get(`${url}/auth/oidc/login${query}`);
       // A browser that still has a session and grant at the provider comes straight back.
       if (login.url.startsWith(url)) return login;
       assert.equal(

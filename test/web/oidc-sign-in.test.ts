@@ -1,7 +1,8 @@
 /**
  * "Sign in with SSO" in a real browser: the web app's button → the real
  * OpenID Provider's own login and consent pages (test/peers/oidc.ts) → back
- * to terdut's `/`, where the app opens signed in. On PGlite and PostgreSQL.
+ * to the page of terdut it started from, where the app opens signed in. On
+ * PGlite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -42,11 +43,11 @@ forEachDatabase('SSO sign-in in a browser', (database) => {
   });
   after(() => stack.close());
 
-  test('Sign in with SSO walks the provider’s pages and opens the queue signed in', async () => {
+  test('Sign in with SSO from a link to a page walks the provider’s pages and opens that page signed in', async () => {
     const context = await browser.newContext({ viewport: DESKTOP });
     try {
       const page = await context.newPage();
-      await page.goto(stack.url + '/');
+      await page.goto(stack.url + '/me');
       const sso = page.getByRole('button', { name: 'Sign in with SSO' });
       await sso.waitFor();
       await assertAccessible(page, 'the sign-in page with SSO');
@@ -57,9 +58,7 @@ forEachDatabase('SSO sign-in in a browser', (database) => {
       await page.locator('input[name="password"]').fill(olga.password);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('button', { name: 'Allow' }).click();
-      await page.waitForURL(`${stack.url}/`);
-      await page.getByRole('heading', { name: 'Incidents' }).waitFor();
-      await page.getByRole('link', { name: 'Me' }).click();
+      await page.waitForURL(`${stack.url}/me`);
       await page.getByRole('heading', { name: 'Me: olga' }).waitFor();
       // No password yet (an SSO person): the page offers to set one, without asking for a current one.
       assert.equal(await page.getByLabel('Current password').count(), 0);

@@ -71,7 +71,15 @@ export function SignInPage(props: {
         <>
           <p class="or">or</p>
           {/* A navigation, not a form post: the provider's pages take over from here. */}
-          <button type="button" onClick={() => location.assign('/auth/oidc/login')}>
+          {/* Back to this page afterwards: a deep link, or the page the session ended on. */}
+          <button
+            type="button"
+            onClick={() =>
+              location.assign(
+                `/auth/oidc/login?return_to=${encodeURIComponent(location.pathname + location.search)}`,
+              )
+            }
+          >
             Sign in with SSO
           </button>
         </>

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { IdParams, LoginBody, MeSchema, NoContent, PasswordBody, errors } from '@terdut/contract';
 import { principalOf } from '../../http/authentication.ts';
 import {
@@ -18,6 +19,18 @@ import { access } from '../../http/route-auth.ts';
 /** Holds the signed OIDC state, nonce and PKCE verifier between the redirect out and the callback. */
 const OIDC_FLOW_COOKIE = 'terdut_oidc';
 const OIDC_FLOW_PATH = '/auth/oidc';
+/** The app's page the sign-in started from (a deep link, or where the session ended), to come back to. */
+const OIDC_RETURN_COOKIE = 'terdut_oidc_return';
+
+/**
+ * `returnTo` when it is a page of this site (`/incidents/42`), else `/`. A path only: `//evil.example`
+ * and `/\evil.example` are other hosts to a browser, and following them would make the sign-in an
+ * open redirect.
+ */
+function pageOfThisSite(returnTo: string | undefined): string {
+  if (returnTo === undefined || !/^\/(?![/\\])[\x21-\x7e]*$/.test(returnTo)) return '/';
+  return returnTo.startsWith('/auth/') ? '/' : returnTo;
+}
 
 export interface SignInRouteDeps {
   signIn: SignInService;
@@ -97,21 +110,26 @@ export function signInRoutes(deps: SignInRouteDeps) {
         schema: {
           tags,
           summary: 'Start OIDC sign-in: redirects to the identity provider',
-          description: '404 when OIDC is not configured, 502 when the provider cannot be reached.',
+          description:
+            'return_to: the page of the web app to open after signing in (a path of this site; anything else ' +
+            'opens /). 404 when OIDC is not configured, 502 when the provider cannot be reached.',
           security: [],
+          querystring: Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 2000 })) }),
           response: { 302: NoContent, ...errors(404, 502) },
         },
       },
       async (request, reply) => {
         const { redirectTo, flowCookie } = await deps.oidc.begin();
-        reply.setCookie(OIDC_FLOW_COOKIE, flowCookie, {
+        const flow = {
           httpOnly: true,
           // Lax: the provider's redirect back is a top-level GET, which carries it.
           sameSite: 'lax',
           path: OIDC_FLOW_PATH,
           secure: arrivedOverHttps(request, publicUrl),
           maxAge: OIDC_FLOW_TTL_MS / 1000,
-        });
+        } as const;
+        reply.setCookie(OIDC_FLOW_COOKIE, flowCookie, flow);
+        reply.setCookie(OIDC_RETURN_COOKIE, pageOfThisSite(request.query.return_to), flow);
         return reply.redirect(redirectTo, 302);
       },
     );
@@ -122,7 +140,9 @@ export function signInRoutes(deps: SignInRouteDeps) {
         config: { auth: access.public },
         schema: {
           tags,
-          summary: 'Where the identity provider sends the browser back; starts a session and redirects to /',
+          summary:
+            'Where the identity provider sends the browser back; starts a session and redirects to the page ' +
+            'the sign-in started from (return_to), or /',
           description:
             '403 before the instance is bootstrapped, for people outside TERDUT_OIDC_ALLOWED_GROUPS, and when the ' +
             'provider refused the sign-in; 400 when no sign-in is in progress; 502 when the provider fails.',
@@ -134,13 +154,15 @@ export function signInRoutes(deps: SignInRouteDeps) {
         const flowCookie = request.cookies[OIDC_FLOW_COOKIE];
         // The flow is single-use whatever happens next.
         reply.clearCookie(OIDC_FLOW_COOKIE, { path: OIDC_FLOW_PATH });
+        const returnTo = pageOfThisSite(request.cookies[OIDC_RETURN_COOKIE]);
+        reply.clearCookie(OIDC_RETURN_COOKIE, { path: OIDC_FLOW_PATH });
         // Built from TERDUT_PUBLIC_URL, not the Host header, so it matches
         // the registered redirect URI exactly.
         const base = (publicUrl ?? `http://${request.headers.host ?? 'localhost'}`).replace(/\/+$/, '');
         const callbackUrl = new URL(base + request.url);
         const session = await deps.oidc.complete({ callbackUrl, flowCookie, clientAddress: request.ip });
         setSessionCookies(reply, request, session, publicUrl);
-        return reply.redirect('/', 302);
+        return reply.redirect(returnTo, 302);
       },
     );
 
