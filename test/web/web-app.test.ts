@@ -294,9 +294,27 @@ for (const kind of ['pglite', 'postgres'] as const) {
       );
       await page.getByText('instance', { exact: true }).first().waitFor();
 
+      // Where the focus is after each action: never thrown back to the top of the page.
+      const focusIsOn = (name: string) =>
+        page.waitForFunction(
+          (expected) => {
+            const { activeElement: active } = (
+              globalThis as unknown as {
+                document: {
+                  activeElement: { getAttribute(name: string): string | null; textContent: string };
+                };
+              }
+            ).document;
+            return (active.getAttribute('aria-label') ?? active.textContent.trim()) === expected;
+          },
+          name,
+          { timeout: 3000 },
+        );
+
       await page.getByRole('button', { name: 'Acknowledge', exact: true }).click();
       await page.getByText('acknowledged by admin').waitFor();
       assert.equal((await incident(id)).status, 'acknowledged');
+      await focusIsOn('Take back acknowledgement');
 
       await page.getByRole('button', { name: 'Take back acknowledgement' }).click();
       await page.getByRole('button', { name: 'Acknowledge', exact: true }).waitFor();
@@ -316,6 +334,7 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await page.getByLabel(/Snooze for/).fill('2h');
       await page.getByRole('button', { name: 'Snooze', exact: true }).click();
       await page.getByRole('button', { name: 'Un-snooze', exact: true }).waitFor();
+      await focusIsOn('Actions');
       const snoozed = await incident(id);
       const hours = (new Date(snoozed.snoozed_until).getTime() - Date.now()) / 3_600_000;
       assert.ok(hours > 1.9 && hours <= 2, `snoozed for ${hours} h`);
@@ -345,6 +364,10 @@ for (const kind of ['pglite', 'postgres'] as const) {
       assert.ok(!afterDelete.some((event) => event.type === 'note'));
 
       await page.getByRole('button', { name: 'Resolve', exact: true }).click();
+      await focusIsOn('Cancel');
+      await page.keyboard.press('Enter');
+      await focusIsOn('Resolve');
+      await page.keyboard.press('Enter');
       await page.getByText('Resolving is final').waitFor();
       assert.equal((await incident(id)).status, 'triggered', 'nothing happens before the confirmation');
       await page.getByRole('button', { name: 'Yes, resolve' }).click();

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Alert, Incident, IncidentEvent } from '@terdut/client';
 import { api, client } from '../api.ts';
 import { Link } from '../router.tsx';
@@ -46,11 +46,33 @@ export function IncidentPage(props: { id: number }) {
   const refresh = incident.reload;
   useLive((change) => change.topic !== 'schedule' && (change.incident_id ?? props.id) === props.id, refresh);
   const action = useAction();
+  // The pressed button is disabled while the server answers, which takes the focus from it to the
+  // page's body: a keyboard or screen reader user would start again from the top after each action.
+  // Once the incident is fetched again, the focus comes back to the button, or to the Actions group
+  // when the button made way for another (Snooze for Un-snooze), without scrolling: a refusal shown
+  // above must stay in view.
+  const focusAfter = useRef<{ pressed: Element | null; group: HTMLElement | null; answered: boolean }>(
+    undefined,
+  );
   const act = async (work: () => Promise<unknown>) => {
+    const pressed = document.activeElement;
+    const group = pressed?.closest<HTMLElement>('[role="group"]') ?? null;
+    const focus = { pressed, group, answered: false };
+    focusAfter.current = focus;
     const done = await action.run(work);
+    focus.answered = true;
     refresh();
     return done;
   };
+  useEffect(() => {
+    const after = focusAfter.current;
+    if (after === undefined || !after.answered) return;
+    focusAfter.current = undefined;
+    if (document.activeElement !== document.body) return;
+    if (after.pressed instanceof HTMLElement && after.pressed.isConnected)
+      after.pressed.focus({ preventScroll: true });
+    else if (after.group?.isConnected) after.group.focus({ preventScroll: true });
+  }, [incident.data]);
 
   if (incident.data === undefined)
     return (
@@ -139,10 +161,20 @@ function Actions(props: {
   const { incident, busy, act } = props;
   const [duration, setDuration] = useState('1h');
   const [confirming, setConfirming] = useState(false);
+  // The confirmation takes the Resolve button's place, and the focus with it: on Cancel (least
+  // harmful) while it asks, back on Resolve when it is gone.
+  const resolveButton = useRef<HTMLButtonElement>(null);
+  const cancelButton = useRef<HTMLButtonElement>(null);
+  const asked = useRef(false);
+  useEffect(() => {
+    if (confirming) cancelButton.current?.focus();
+    else if (asked.current) resolveButton.current?.focus();
+    asked.current ||= confirming;
+  }, [confirming]);
   const id = incident.id;
   if (incident.status === 'resolved')
     return (
-      <div class="actions" role="group" aria-label="Actions">
+      <div class="actions" role="group" aria-label="Actions" tabIndex={-1}>
         {incident.archived_at === undefined ? (
           <button disabled={busy} onClick={() => void act(() => client.incidents.archive(id))}>
             Archive
@@ -155,7 +187,7 @@ function Actions(props: {
       </div>
     );
   return (
-    <div class="actions" role="group" aria-label="Actions">
+    <div class="actions" role="group" aria-label="Actions" tabIndex={-1}>
       {incident.status === 'triggered' ? (
         <button
           class="primary big"
@@ -214,10 +246,12 @@ function Actions(props: {
           >
             Yes, resolve
           </button>
-          <button onClick={() => setConfirming(false)}>Cancel</button>
+          <button ref={cancelButton} onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
         </span>
       ) : (
-        <button class="danger" disabled={busy} onClick={() => setConfirming(true)}>
+        <button ref={resolveButton} class="danger" disabled={busy} onClick={() => setConfirming(true)}>
           Resolve
         </button>
       )}
