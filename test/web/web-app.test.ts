@@ -293,6 +293,19 @@ for (const kind of ['pglite', 'postgres'] as const) {
         /prometheus\.example/,
       );
       await page.getByText('instance', { exact: true }).first().waitFor();
+      // Times in the server's zone (the browser's here is UTC), and the page says which.
+      await page.getByText('Times are in Europe/Berlin.').waitFor();
+      const triggeredAt = (await incident(id)).triggered_at as string;
+      const berlin = new Intl.DateTimeFormat('en-CA', {
+        timeZone: 'Europe/Berlin',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      }).format(new Date(triggeredAt));
+      assert.match(
+        await page.locator('.facts').innerText(),
+        new RegExp(`triggered \\d{4}-\\d\\d-\\d\\d ${berlin}`),
+      );
 
       // Where the focus is after each action: never thrown back to the top of the page.
       const focusIsOn = (name: string) =>

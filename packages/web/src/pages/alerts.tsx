@@ -31,6 +31,7 @@ export function AlertsPage() {
           </Link>
         ))}
       </nav>
+      <p class="muted">Times are in {info.time_zone}.</p>
       <ErrorNote error={alerts.error} />
       {alerts.data?.length === 0 && <p class="empty">No alerts here.</p>}
       <ul class="queue">

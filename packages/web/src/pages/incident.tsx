@@ -114,6 +114,8 @@ export function IncidentPage(props: { id: number }) {
           </span>
         )}
       </div>
+      {/* The server's zone, not the browser's: say so, or 07:18 reads as local time to someone elsewhere. */}
+      <p class="muted">Times are in {info.time_zone}.</p>
       <Actions incident={current} people={people.data ?? []} busy={action.busy} act={act} meId={me.user.id} />
       <ErrorNote error={action.error} />
 
