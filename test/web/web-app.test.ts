@@ -327,7 +327,7 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await page.getByRole('button', { name: 'Acknowledge', exact: true }).click();
       await page.getByText('acknowledged by admin').waitFor();
       assert.equal((await incident(id)).status, 'acknowledged');
-      await focusIsOn('Take back acknowledgement');
+      await focusIsOn('Actions');
 
       await page.getByRole('button', { name: 'Take back acknowledgement' }).click();
       await page.getByRole('button', { name: 'Acknowledge', exact: true }).waitFor();
@@ -600,8 +600,13 @@ for (const kind of ['pglite', 'postgres'] as const) {
       const id = await fireAlert('PhoneTap');
       const page = await newPage({ phone: true, as: 'admin' });
       await page.goto(`${stack.url}/incidents/${id}`);
-      await page.getByRole('button', { name: 'Acknowledge', exact: true }).tap();
+      const acknowledge = page.getByRole('button', { name: 'Acknowledge', exact: true });
+      const box = (await acknowledge.boundingBox())!;
+      await acknowledge.tap();
       await page.getByText('acknowledged by admin').waitFor();
+      // A nervous double tap: the second lands where Acknowledge was, and must not take it back.
+      await page.touchscreen.tap(box.x + 20, box.y + box.height / 2);
+      await page.waitForTimeout(500);
       assert.equal((await incident(id)).status, 'acknowledged');
       await assertNoHorizontalScroll(page, 'the incident page');
     });

@@ -190,17 +190,13 @@ function Actions(props: {
     );
   return (
     <div class="actions" role="group" aria-label="Actions" tabIndex={-1}>
-      {incident.status === 'triggered' ? (
+      {incident.status === 'triggered' && (
         <button
           class="primary big"
           disabled={busy}
           onClick={() => void act(() => client.incidents.acknowledge(id))}
         >
           Acknowledge
-        </button>
-      ) : (
-        <button disabled={busy} onClick={() => void act(() => client.incidents.unacknowledge(id))}>
-          Take back acknowledgement
         </button>
       )}
       <AssignControl
@@ -255,6 +251,12 @@ function Actions(props: {
       ) : (
         <button ref={resolveButton} class="danger" disabled={busy} onClick={() => setConfirming(true)}>
           Resolve
+        </button>
+      )}
+      {/* Last, never where Acknowledge was: a double tap on Acknowledge would land on it and page again. */}
+      {incident.status === 'acknowledged' && (
+        <button disabled={busy} onClick={() => void act(() => client.incidents.unacknowledge(id))}>
+          Take back acknowledgement
         </button>
       )}
     </div>
