@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import type { AuditService } from './audit.ts';
 import type { SessionService, StartedSession } from './sessions.ts';
@@ -63,7 +64,12 @@ export class SignInService {
           actor: { name: 'anonymous' },
           action: 'sign_in.failed',
           target: holder ? `user:${holder.id}` : undefined,
-          detail: { method: 'password', username: input.username.slice(0, 100) },
+          // The account's own name, never the text typed: a password typed into the
+          // username field would sit in the audit log. An unknown name is kept as a
+          // digest, enough to see one name tried again and again.
+          detail: holder
+            ? { method: 'password', username: holder.username }
+            : { method: 'password', unknown_username_sha256: typedNameDigest(input.username) },
           clientAddress: input.clientAddress,
         });
       });
@@ -90,4 +96,9 @@ export class SignInService {
   async signOut(sessionCookie: string | undefined): Promise<void> {
     if (sessionCookie !== undefined) await this.#sessions.end(sessionCookie);
   }
+}
+
+/** The first 16 hex digits of the SHA-256 of a typed username, in lower case (names are case-insensitive). */
+function typedNameDigest(typed: string): string {
+  return createHash('sha256').update(typed.toLowerCase()).digest('hex').slice(0, 16);
 }

@@ -525,6 +525,19 @@ test('behind a trusted proxy, failed sign-ins are counted and audited for the fo
       audited.rows.map((row) => row.client_address),
       ['203.0.113.5', '192.0.2.9'],
     );
+    // A password typed into the username field must not land in the audit log.
+    await server.request({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: 'Tr0ub4dor&3-typed-here', password: 'x'.repeat(12) },
+      remoteAddress: '192.0.2.9',
+    });
+    const details = await db.query<{ detail: Record<string, unknown> }>(
+      `SELECT detail FROM audit_log WHERE action = 'sign_in.failed' ORDER BY id`,
+    );
+    assert.deepEqual(details.rows[0]!.detail, { method: 'password', username: 'someone' });
+    assert.doesNotMatch(JSON.stringify(details.rows), /Tr0ub4dor/);
+    assert.match(String(details.rows.at(-1)!.detail.unknown_username_sha256), /^[0-9a-f]{16}$/);
     const buckets = await db.query<{ bucket: string }>(
       `SELECT DISTINCT bucket FROM sign_in_failures WHERE bucket LIKE 'address:%' ORDER BY bucket`,
     );
