@@ -328,6 +328,9 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await page.getByText('acknowledged by admin').waitFor();
       assert.equal((await incident(id)).status, 'acknowledged');
       await focusIsOn('Actions');
+      // Said to a screen reader too: a status region, not only the buttons that changed.
+      await page.getByTestId('action-done').filter({ hasText: 'Done.' }).waitFor({ state: 'attached' });
+      assert.equal(await page.getByTestId('action-done').getAttribute('role'), 'status');
 
       await page.getByRole('button', { name: 'Take back acknowledgement' }).click();
       await page.getByRole('button', { name: 'Acknowledge', exact: true }).waitFor();

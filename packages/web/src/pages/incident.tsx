@@ -51,16 +51,24 @@ export function IncidentPage(props: { id: number }) {
   // Once the incident is fetched again, the focus comes back to the button, or to the Actions group
   // when the button made way for another (Snooze for Un-snooze), without scrolling: a refusal shown
   // above must stay in view.
-  const focusAfter = useRef<{ pressed: Element | null; group: HTMLElement | null; answered: boolean }>(
-    undefined,
-  );
+  const focusAfter = useRef<{
+    pressed: Element | null;
+    group: HTMLElement | null;
+    answered: boolean;
+    done: boolean;
+  }>(undefined);
+  // That an action was taken, said once the incident is fetched again: a screen reader hears it,
+  // where the changed buttons alone say nothing to someone who does not see them.
+  const [announced, setAnnounced] = useState('');
   const act = async (work: () => Promise<unknown>) => {
     const pressed = document.activeElement;
     const group = pressed?.closest<HTMLElement>('[role="group"]') ?? null;
-    const focus = { pressed, group, answered: false };
+    const focus = { pressed, group, answered: false, done: false };
     focusAfter.current = focus;
+    setAnnounced('');
     const done = await action.run(work);
     focus.answered = true;
+    focus.done = Boolean(done);
     refresh();
     return done;
   };
@@ -68,6 +76,8 @@ export function IncidentPage(props: { id: number }) {
     const after = focusAfter.current;
     if (after === undefined || !after.answered) return;
     focusAfter.current = undefined;
+    // A plain word: the page's own texts ("assigned to mia") stay the only ones that say what changed.
+    if (after.done) setAnnounced('Done.');
     if (document.activeElement !== document.body) return;
     if (after.pressed instanceof HTMLElement && after.pressed.isConnected)
       after.pressed.focus({ preventScroll: true });
@@ -117,6 +127,9 @@ export function IncidentPage(props: { id: number }) {
       {/* The server's zone, not the browser's: say so, or 07:18 reads as local time to someone elsewhere. */}
       <p class="muted">Times are in {info.time_zone}.</p>
       <Actions incident={current} people={people.data ?? []} busy={action.busy} act={act} meId={me.user.id} />
+      <p role="status" class="visually-hidden" data-testid="action-done">
+        {announced}
+      </p>
       <ErrorNote error={action.error} />
 
       <h2>Alerts</h2>
