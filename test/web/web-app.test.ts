@@ -654,6 +654,22 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await page.getByRole('textbox', { name: 'Note' }).waitFor();
       assert.equal(page.url(), `${stack.url}/incidents/${id}`);
       assert.equal(await page.getByRole('textbox', { name: 'Note' }).inputValue(), note);
+      // Leaving the page and coming back in this tab (as SSO does, through the identity provider) keeps it too.
+      await page.reload();
+      await page.getByRole('textbox', { name: 'Note' }).waitFor();
+      assert.equal(await page.getByRole('textbox', { name: 'Note' }).inputValue(), note);
+      // Signing out forgets it: the next person at this browser does not see it.
+      await page.evaluate(() =>
+        (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0),
+      );
+      await page.getByRole('button', { name: 'Sign out' }).tap();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+      assert.equal(
+        await page.evaluate(
+          () => (globalThis as unknown as { sessionStorage: Storage }).sessionStorage.length,
+        ),
+        0,
+      );
     });
 
     test('the sign-in page shows no words from the link it was opened with', async () => {

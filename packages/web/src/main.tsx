@@ -1,4 +1,5 @@
 /** The terdut web app: who is signed in decides between setup, sign-in and the app itself. */
+import { forgetNoteDrafts } from './pages/incident.tsx';
 import { Component, render, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './styles.css';
@@ -87,6 +88,7 @@ function App() {
     },
     async signOut() {
       await api.signOut().catch(() => {});
+      forgetNoteDrafts();
       stopLive();
       setBoot({ state: 'signed-out', info: boot.info });
       navigate('/', { replace: true });

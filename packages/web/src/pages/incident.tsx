@@ -354,11 +354,38 @@ function TimelineEntry(props: {
 }
 
 /**
- * Notes being written, by incident, for as long as the tab lives: when the
- * session ends the page gives way to the sign-in form, and the note must be
- * there again once the person is back.
+ * Notes being written, by incident, for as long as the tab lives (session
+ * storage): when the session ends the page gives way to the sign-in form, or
+ * leaves for the identity provider and comes back (SSO), and the note must
+ * be there again once the person is back. Signing out clears them.
  */
-const noteDrafts = new Map<number, string>();
+const noteDrafts = {
+  get: (incidentId: number): string | undefined => storage()?.getItem(draftKey(incidentId)) ?? undefined,
+  set: (incidentId: number, text: string) => {
+    try {
+      storage()?.setItem(draftKey(incidentId), text);
+    } catch {
+      // Storage full: the draft lives on in the form, only not across a reload.
+    }
+  },
+  delete: (incidentId: number) => storage()?.removeItem(draftKey(incidentId)),
+};
+const DRAFT_PREFIX = 'terdut:note-draft:';
+const draftKey = (incidentId: number) => `${DRAFT_PREFIX}${incidentId}`;
+/** Session storage, or undefined where the browser refuses it (then drafts are not kept). */
+function storage(): Storage | undefined {
+  try {
+    return sessionStorage;
+  } catch {
+    return undefined;
+  }
+}
+/** Forgets every note being written (signing out: the next person at this browser must not see them). */
+export function forgetNoteDrafts(): void {
+  const store = storage();
+  if (!store) return;
+  for (const key of Object.keys(store)) if (key.startsWith(DRAFT_PREFIX)) store.removeItem(key);
+}
 
 function NoteForm(props: { incidentId: number; busy: boolean; onAdd(text: string): Promise<boolean> }) {
   const [text, setDraft] = useState(() => noteDrafts.get(props.incidentId) ?? '');
