@@ -56,6 +56,17 @@ export function parseInstant(text: string, syntax: InstantSyntax = {}): Date | u
 }
 
 /**
+ * A query string's instant text as it was meant: the `+` of a zone offset
+ * typed unencoded (`?at=2026-12-07T10:00:00+01:00`, as curl sends it)
+ * arrives as a space, which is what `+` means in a query string.
+ *
+ * @example instantTextFromQuery('2026-12-07T10:00:00 01:00') // '2026-12-07T10:00:00+01:00'
+ */
+export function instantTextFromQuery(text: string): string {
+  return text.replace(/(\d) (\d{2}:\d{2})$/, '$1+$2');
+}
+
+/**
  * The instant in request field `field` (seconds optional), or 400 naming the
  * field: what every field of the API that takes an instant answers.
  *

@@ -89,6 +89,24 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.equal(before.source, 'rotation');
     assert.equal(before.rotation, 'Weekly');
     assert.equal((await at('2026-03-30T07:00:00Z')).username, 'bob');
+    // An offset's "+" typed unencoded, as curl sends it, arrives as a space:
+    // read as the instant meant, not refused and not another instant.
+    assert.equal((await at('2026-03-30T08:59:00+02:00')).username, 'alice');
+    assert.equal((await at('2026-03-30T09:00:00+02:00')).username, 'bob');
+    const timeline = await call(
+      'GET',
+      `/api/schedules/${berlin}/timeline?from=2026-03-30T08:00:00+02:00&to=2026-03-30T10:00:00+02:00`,
+      undefined,
+      bob,
+    );
+    assert.equal(timeline.status, 200, JSON.stringify(timeline.body));
+    assert.deepEqual(
+      timeline.body.map((segment: any) => [segment.username, segment.start]),
+      [
+        ['alice', '2026-03-30T06:00:00.000Z'],
+        ['bob', '2026-03-30T07:00:00.000Z'],
+      ],
+    );
   });
 
   test('an override covers its span and wins; now and next say who comes after', async () => {

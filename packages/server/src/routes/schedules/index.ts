@@ -25,6 +25,7 @@ import {
   WindowQuery,
   errors as errorsOf,
 } from '@terdut/contract';
+import { instantTextFromQuery } from '../../instant.ts';
 import { scheduleInstantField, type SchedulesService } from '../../services/schedules.ts';
 import {
   serializeOnCall,
@@ -36,6 +37,14 @@ import {
 
 const scheduleParams = IdParams;
 const errors = errorsOf(400, 403, 404, 409);
+
+/** `from` and `to` with an unencoded offset `+` read as typed (instant.ts). */
+function windowFromQuery(query: WindowQuery): WindowQuery {
+  return {
+    ...(query.from !== undefined ? { from: instantTextFromQuery(query.from) } : {}),
+    ...(query.to !== undefined ? { to: instantTextFromQuery(query.to) } : {}),
+  };
+}
 
 function origin(request: FastifyRequest): string {
   return `${request.protocol}://${request.host}`;
@@ -214,7 +223,9 @@ export function schedulesRoutes(schedules: SchedulesService) {
         },
       },
       async (request) =>
-        (await schedules.listOverrides(request.params.id, request.query)).map(serializeOverride),
+        (await schedules.listOverrides(request.params.id, windowFromQuery(request.query))).map(
+          serializeOverride,
+        ),
     );
 
     app.post(
@@ -276,7 +287,10 @@ export function schedulesRoutes(schedules: SchedulesService) {
         },
       },
       async (request) => {
-        const at = request.query.at === undefined ? undefined : scheduleInstantField('at', request.query.at);
+        const at =
+          request.query.at === undefined
+            ? undefined
+            : scheduleInstantField('at', instantTextFromQuery(request.query.at));
         return serializeOnCall(await schedules.onCallAt(request.params.id, at ?? new Date()));
       },
     );
@@ -316,7 +330,8 @@ export function schedulesRoutes(schedules: SchedulesService) {
           response: { 200: Type.Array(SegmentSchema), 400: ErrorSchema, 404: ErrorSchema },
         },
       },
-      async (request) => (await schedules.timeline(request.params.id, request.query)).map(serializeSegment),
+      async (request) =>
+        (await schedules.timeline(request.params.id, windowFromQuery(request.query))).map(serializeSegment),
     );
 
     app.post(
