@@ -547,6 +547,44 @@ for (const kind of ['pglite', 'postgres'] as const) {
       );
     });
 
+    test('the audit log shows its newest entries and reaches the oldest with Older entries', async () => {
+      const created = await stack.api('POST', '/api/users', {
+        username: 'auditee',
+        email: 'auditee@example.com',
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      for (let change = 0; change < 110; change++) {
+        const role = change % 2 === 0 ? 'admin' : 'member';
+        const answer = await stack.api('PUT', `/api/users/${created.body.id}/role`, { role });
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      }
+      const everything = (await stack.api('GET', '/api/audit?limit=1000')).body as unknown[];
+      assert.ok(everything.length > 110, `${everything.length} entries`);
+
+      const page = await newPage({ as: 'admin' });
+      await page.goto(`${stack.url}/people`);
+      const rows = page.locator('table.audit tbody tr');
+      await rows.nth(99).waitFor();
+      assert.equal(await rows.count(), 100, 'the first page is the newest hundred');
+      const older = page.getByRole('button', { name: 'Older entries' });
+      const whole = page.getByText('That is the whole audit log.');
+      while (!(await whole.isVisible())) {
+        const shown = await rows.count();
+        await older.click();
+        const deadline = Date.now() + 10_000;
+        while ((await rows.count()) <= shown && !(await whole.isVisible())) {
+          assert.ok(Date.now() < deadline, `no older entries after ${shown} rows`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      // Signing in just now added entries: at least everything counted before is listed, once each.
+      const listed = await rows.count();
+      assert.ok(listed >= everything.length, `${listed} rows of ${everything.length} entries`);
+      const firstAction = await rows.last().locator('td').nth(2).innerText();
+      assert.match(firstAction, /^bootstrap/, 'the oldest entry is the bootstrap');
+      assert.equal(await page.getByRole('button', { name: 'Older entries' }).count(), 0);
+    });
+
     test('a member sees no admin pages, and the server refuses them anyway', async () => {
       const page = await newPage({ as: 'mia' });
       assert.equal(

@@ -20,7 +20,7 @@ import { WebhookApi } from './webhook.ts';
 export { HttpTransport, TerdutApiError, TerdutNetworkError, isTransientError } from './http.ts';
 export type { HttpTransportOptions, RequestOptions } from './http.ts';
 export type { BootstrapAdmin, BootstrapResult } from './bootstrap.ts';
-export type { ApiKey, Me, NewApiKey, ServiceAccount, User } from '@terdut/contract';
+export type { ApiKey, AuditEntry, Me, NewApiKey, ServiceAccount, User } from '@terdut/contract';
 export type { Incident, IncidentEvent, IncidentQuery } from './incidents.ts';
 export type { Alert, AlertQuery } from './alerts.ts';
 export type {

@@ -172,5 +172,12 @@ export type AuditEntry = Static<typeof AuditEntrySchema>;
 export const DEFAULT_AUDIT_LIMIT = 100;
 export const AuditQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: DEFAULT_AUDIT_LIMIT })),
+  before: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        'The id of an entry: only the entries older than it (the next page: the last id of the page before). 400 when no entry has this id.',
+    }),
+  ),
 });
 export type AuditQuery = Static<typeof AuditQuery>;

@@ -4,7 +4,14 @@
  * key is ever stored in the browser; state-changing requests carry the CSRF
  * token that the server put in the readable `terdut_csrf` cookie.
  */
-import { TerdutApiError, TerdutClient, type Me as MeWire, type ServerInfo, type User } from '@terdut/client';
+import {
+  TerdutApiError,
+  TerdutClient,
+  type AuditEntry,
+  type Me as MeWire,
+  type ServerInfo,
+  type User,
+} from '@terdut/client';
 
 const CSRF_COOKIE = 'terdut_csrf';
 
@@ -40,18 +47,7 @@ export type Role = 'admin' | 'member';
 export type Person = User & { role: Role };
 /** `Me` as the contract says, with the role the users routes add. */
 export type Me = Omit<MeWire, 'user'> & { user: Person };
-export type { ServerInfo } from '@terdut/client';
-export interface AuditEntry {
-  id: number;
-  action: string;
-  actor?: string;
-  actor_user_id?: number;
-  target?: string;
-  detail: Record<string, unknown>;
-  client_address?: string;
-  created_at: string;
-}
-
+export type { AuditEntry, ServerInfo } from '@terdut/client';
 /** Paging shapes as packages/server/src/routes/<resource>/wire.ts sends them. */
 export type ContactKind = 'ntfy' | 'webhook' | 'email';
 export interface ContactMethod {
@@ -150,7 +146,11 @@ export const api = {
     }),
   setNotifyTopic: (userId: number, topic: string) =>
     http.request<Person>('PUT', `/api/users/${userId}/notify`, { body: { ntfy_topic: topic } }),
-  audit: (limit = 200) => http.request<AuditEntry[]>('GET', '/api/audit', { query: { limit } }),
+  /** The newest `limit` entries, or with `before` (an entry's id) the ones older than it. */
+  audit: (limit = 200, before?: number) =>
+    http.request<AuditEntry[]>('GET', '/api/audit', {
+      query: { limit, ...(before !== undefined ? { before } : {}) },
+    }),
 
   pagingReadiness: () => http.request<PagingReadiness>('GET', '/api/paging/me'),
   contactMethods: (userId: number) =>

@@ -47,12 +47,33 @@ export async function countIntoThisMinutesRow(db: Queryable, row: NewAuditRow): 
   return result.rowCount > 0;
 }
 
-/** The newest `limit` entries, newest first. */
-export async function listAuditRows(db: Queryable, limit: number): Promise<AuditRow[]> {
+/**
+ * The newest `limit` entries, or with `before` those that come after entry
+ * `before` in that order (keyset, so a page does not shift as entries are
+ * added); undefined when no entry has the id `before`.
+ */
+export async function listAuditRows(
+  db: Queryable,
+  limit: number,
+  before?: number,
+): Promise<AuditRow[] | undefined> {
+  if (before === undefined) {
+    const result = await db.query<AuditRow>(
+      `SELECT id, created_at, actor_user_id, actor, action, target, detail, client_address
+         FROM audit_log ORDER BY created_at DESC, id DESC LIMIT $1`,
+      [limit],
+    );
+    return result.rows;
+  }
+  // The anchor's time is read in SQL: a JavaScript Date would cut its microseconds.
   const result = await db.query<AuditRow>(
     `SELECT id, created_at, actor_user_id, actor, action, target, detail, client_address
-       FROM audit_log ORDER BY created_at DESC, id DESC LIMIT $1`,
-    [limit],
+       FROM audit_log
+      WHERE (created_at, id) < (SELECT created_at, id FROM audit_log WHERE id = $2)
+      ORDER BY created_at DESC, id DESC LIMIT $1`,
+    [limit, before],
   );
-  return result.rows;
+  if (result.rows.length > 0) return result.rows;
+  const anchor = await db.query(`SELECT 1 FROM audit_log WHERE id = $1`, [before]);
+  return anchor.rows.length > 0 ? [] : undefined;
 }

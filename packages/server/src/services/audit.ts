@@ -2,6 +2,7 @@ import { DEFAULT_AUDIT_LIMIT } from '@terdut/contract';
 import type { Database, Queryable } from '../db/database.ts';
 import type { Principal } from '../auth/principal.ts';
 import { requireAdmin } from '../auth/principal.ts';
+import { badRequest } from '../errors.ts';
 import {
   countIntoThisMinutesRow,
   insertAuditRow,
@@ -56,10 +57,16 @@ export class AuditService {
     await insertAuditRow(db, { ...row, detail: { ...row.detail, count: 1 } });
   }
 
-  /** The newest entries first (admins only). */
-  async list(principal: Principal, options: { limit?: number }): Promise<AuditRow[]> {
+  /** The newest entries first, or those older than entry `before` (admins only). */
+  async list(principal: Principal, options: { limit?: number; before?: number }): Promise<AuditRow[]> {
     requireAdmin(principal, 'read the audit log');
-    return listAuditRows(this.#db, options.limit ?? DEFAULT_AUDIT_LIMIT);
+    const rows = await listAuditRows(this.#db, options.limit ?? DEFAULT_AUDIT_LIMIT, options.before);
+    if (rows === undefined) {
+      throw badRequest(
+        `query field "before" (${options.before}) is not the id of an audit entry; page with the last id of the page before`,
+      );
+    }
+    return rows;
   }
 }
 

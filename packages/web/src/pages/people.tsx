@@ -1,14 +1,23 @@
 import { useState } from 'preact/hooks';
 import type { ServiceAccount } from '@terdut/client';
-import { api, client, type Person, type Role } from '../api.ts';
+import { api, client, type AuditEntry, type Person, type Role } from '../api.ts';
 import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 import { ApiKeysPanel } from './keys.tsx';
+
+/** Audit entries per page; Older entries reads the next ones (GET /api/audit?before=). */
+const AUDIT_PAGE = 100;
 
 /** Admins: people, roles, first passwords, API keys, service accounts, the audit log. */
 export function PeoplePage() {
   const people = useData(() => api.people(), []);
   const accounts = useData(() => client.serviceAccounts.list(), []);
-  const audit = useData(() => api.audit(100), []);
+  const audit = useData(() => api.audit(AUDIT_PAGE), []);
+  const [olderAudit, setOlderAudit] = useState<{ entries: AuditEntry[]; complete: boolean }>({
+    entries: [],
+    complete: false,
+  });
+  const loadOlder = useAction();
+  const auditEntries = [...(audit.data ?? []), ...olderAudit.entries];
   const { info } = useSession();
   return (
     <Page title="People and access">
@@ -44,7 +53,7 @@ export function PeoplePage() {
             </tr>
           </thead>
           <tbody>
-            {(audit.data ?? []).map((entry) => (
+            {auditEntries.map((entry) => (
               <tr key={entry.id}>
                 <td>{formatTime(entry.created_at, info.time_zone)}</td>
                 <td>{entry.actor ?? ''}</td>
@@ -61,6 +70,27 @@ export function PeoplePage() {
           </tbody>
         </table>
       </div>
+      {audit.data !== undefined && audit.data.length === AUDIT_PAGE && !olderAudit.complete && (
+        <p>
+          <button
+            type="button"
+            disabled={loadOlder.busy}
+            onClick={() =>
+              void loadOlder.run(async () => {
+                const older = await api.audit(AUDIT_PAGE, auditEntries.at(-1)!.id);
+                setOlderAudit({
+                  entries: [...olderAudit.entries, ...older],
+                  complete: older.length < AUDIT_PAGE,
+                });
+              })
+            }
+          >
+            Older entries
+          </button>
+        </p>
+      )}
+      {olderAudit.complete && <p class="muted">That is the whole audit log.</p>}
+      <ErrorNote error={loadOlder.error} />
     </Page>
   );
 }

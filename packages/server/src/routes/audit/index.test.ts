@@ -181,4 +181,33 @@ forEachDatabase('audit log', (database) => {
       assert.match(response.body.error, /limit/);
     }
   });
+
+  test('older entries are reached page by page with before=<the last id>, none skipped or repeated', async () => {
+    for (const name of ['page1', 'page2', 'page3', 'page4', 'page5']) {
+      await server.request({
+        method: 'POST',
+        url: '/api/users',
+        as: admin,
+        payload: { username: name, email: `${name}@example.com` },
+      });
+    }
+    const everything = (await audit('?limit=1000')).body.map((entry: any) => entry.id);
+    assert.ok(everything.length > 6, 'enough entries for three pages');
+    const paged: number[] = [];
+    let query = '?limit=3';
+    for (;;) {
+      const page = await audit(query);
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      if (page.body.length === 0) break;
+      paged.push(...page.body.map((entry: any) => entry.id));
+      query = `?limit=3&before=${page.body.at(-1).id}`;
+    }
+    assert.deepEqual(paged, everything);
+  });
+
+  test('before= naming no entry is 400 naming before, not an empty page', async () => {
+    const response = await audit('?before=987654321');
+    assert.equal(response.status, 400);
+    assert.match(response.body.error, /"before".*not the id of an audit entry/);
+  });
 });
