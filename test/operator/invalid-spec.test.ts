@@ -182,3 +182,81 @@ test('a time zone terdut-server would refuse: Available=False ServerSettingsInva
     ),
   );
 });
+
+test('a rollout the Deployment controller gives up on (an image that never starts): Ready=False RolloutStuck with its message while the old replica serves, Ready again once the spec is corrected', async (t) => {
+  const database = await createTestPostgres();
+  databases.push(database);
+  await createSecret(kube.admin, namespace, 'stuck-db', { DATABASE_URL: database.url });
+  await createTerdutServer(kube.admin, namespace, 'stuck', { database: { secretRef: { name: 'stuck-db' } } });
+  await waitForDeployment(kube.admin, namespace, 'stuck');
+  const workload = await standIn.runDeployment(namespace, 'stuck');
+  t.after(() => workload.stop());
+  await waitForCondition(kube.admin, namespace, 'stuck', { type: 'Ready', status: 'True' });
+
+  await kubeRequestOk(kube.admin, 'PATCH', tsPath('stuck'), {
+    body: { spec: { image: 'registry.example/terdut-server:no-such-tag' } },
+    contentType: 'application/merge-patch+json',
+  });
+  const deploymentPath = `/apis/apps/v1/namespaces/${namespace}/deployments/stuck`;
+  let deployment: any;
+  await waitUntil(
+    async () => {
+      deployment = await kubeRequestOk<any>(kube.admin, 'GET', deploymentPath);
+      return deployment.spec.template.spec.containers[0].image.endsWith(':no-such-tag');
+    },
+    { timeoutMs: 10_000, describe: () => 'the Deployment did not get the new image' },
+  );
+  // What the Deployment controller writes once progressDeadlineSeconds pass
+  // with the new ReplicaSet's pods never ready (the old one still serves).
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const gaveUp = 'ReplicaSet "stuck-7c9f8d" has timed out progressing.';
+  await kubeRequestOk(kube.admin, 'PATCH', `${deploymentPath}/status`, {
+    body: {
+      status: {
+        observedGeneration: deployment.metadata.generation,
+        replicas: 2,
+        updatedReplicas: 1,
+        readyReplicas: 1,
+        availableReplicas: 1,
+        unavailableReplicas: 1,
+        conditions: [
+          {
+            type: 'Available',
+            status: 'True',
+            reason: 'MinimumReplicasAvailable',
+            message: 'Deployment has minimum availability.',
+            lastUpdateTime: now,
+            lastTransitionTime: now,
+          },
+          {
+            type: 'Progressing',
+            status: 'False',
+            reason: 'ProgressDeadlineExceeded',
+            message: gaveUp,
+            lastUpdateTime: now,
+            lastTransitionTime: now,
+          },
+        ],
+      },
+    },
+    contentType: 'application/merge-patch+json',
+  });
+  const stuck = await waitForCondition(kube.admin, namespace, 'stuck', {
+    type: 'Ready',
+    status: 'False',
+    reason: 'RolloutStuck',
+  });
+  const ready = conditionOf(stuck, 'Ready');
+  assert.ok(ready.message.includes(gaveUp), ready.message);
+  assert.match(ready.message, /kubectl -n \S+ describe deployment stuck/);
+  assert.equal(conditionOf(stuck, 'Available').status, 'True', 'the old replica still serves');
+  const event = await waitForEvent(kube.admin, namespace, 'RolloutStuck');
+  assert.equal(event.type, 'Warning');
+
+  // Back to the image that runs: the new spec is not stuck (yet) and the server serves.
+  await kubeRequestOk(kube.admin, 'PATCH', tsPath('stuck'), {
+    body: { spec: { image: null } },
+    contentType: 'application/merge-patch+json',
+  });
+  await waitForCondition(kube.admin, namespace, 'stuck', { type: 'Ready', status: 'True' });
+});

@@ -61,7 +61,12 @@ export interface EnvVar {
 
 export interface Deployment extends KubeObject {
   spec: { replicas?: number };
-  status?: { availableReplicas?: number; readyReplicas?: number; observedGeneration?: number };
+  status?: {
+    availableReplicas?: number;
+    readyReplicas?: number;
+    observedGeneration?: number;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
 }
 
 export interface Pass {
@@ -74,6 +79,8 @@ export interface Pass {
   databaseEnv?: EnvVar[];
   /** Set by the workload step: the Deployment as applied. */
   deployment?: Deployment;
+  /** Set by the workload step when the Deployment controller gave up on rolling out the current spec. */
+  rolloutStuck?: string;
   /** Why the pass failed (it is retried), for a condition it could not determine. */
   failure?: string;
 }

@@ -12,8 +12,13 @@ import {
 } from '../../api/v1alpha1/terdutserver.ts';
 import { resourcePath, resources } from '../../runtime/kube-client.ts';
 import type { Pass, ReconcileDeps } from './context.ts';
+import { ROLLOUT_STUCK } from './workload.ts';
 
-/** Ready: every condition that applies is True; otherwise the first that is not, with its reason and message. */
+/**
+ * Ready: every condition that applies is True and the Deployment's current
+ * spec is not stuck rolling out; otherwise the first that is not, with its
+ * reason and message.
+ */
 export function summarizeReady(pass: Pass): void {
   const { conditions } = pass;
   const exposeRequested = pass.server.spec.networking?.hostname !== undefined;
@@ -38,6 +43,10 @@ export function summarizeReady(pass: Pass): void {
       conditions.set('Ready', 'False', condition.reason, `${type}: ${condition.message}`);
       return;
     }
+  }
+  if (pass.rolloutStuck !== undefined) {
+    conditions.set('Ready', 'False', ROLLOUT_STUCK, pass.rolloutStuck);
+    return;
   }
   conditions.set(
     'Ready',

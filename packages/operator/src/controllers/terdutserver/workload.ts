@@ -237,6 +237,15 @@ export async function reconcileWorkload(
       'MinimumReplicasAvailable',
       `${available} of ${server.spec.replicas} replicas available`,
     );
+    const stuck = stuckRollout(deployment);
+    if (stuck !== undefined) {
+      // The replicas that are available still serve, so Available stays
+      // True; Ready says that the spec asked for is not what runs.
+      pass.rolloutStuck = `the rollout of Deployment ${namespace}/${name} is stuck (${stuck}); ${available} of ${server.spec.replicas} replicas serve meanwhile. Check its new pods (kubectl -n ${namespace} describe deployment ${name}), then correct the TerdutServer's spec (spec.image, spec.resources, ...) or the cluster`;
+      const before = server.status?.conditions?.find((condition) => condition.type === 'Ready');
+      if (before?.reason !== ROLLOUT_STUCK)
+        await deps.events.record(server, 'Warning', ROLLOUT_STUCK, pass.rolloutStuck);
+    }
   } else {
     conditions.set(
       'Available',
@@ -246,4 +255,21 @@ export async function reconcileWorkload(
     );
   }
   return undefined;
+}
+
+/** Ready's reason while the Deployment controller reports the current spec's rollout as stuck. */
+export const ROLLOUT_STUCK = 'RolloutStuck';
+
+/**
+ * The Deployment controller's message when it gave up on rolling out the
+ * Deployment's current spec (`Progressing=False`, `ProgressDeadlineExceeded`
+ * after `progressDeadlineSeconds`), else undefined. A status older than the
+ * spec (observedGeneration behind) speaks of an earlier spec and is ignored.
+ */
+export function stuckRollout(deployment: Deployment): string | undefined {
+  const status = deployment.status;
+  if (status?.observedGeneration !== deployment.metadata.generation) return undefined;
+  const progressing = status?.conditions?.find((condition) => condition.type === 'Progressing');
+  if (progressing?.status !== 'False' || progressing.reason !== 'ProgressDeadlineExceeded') return undefined;
+  return progressing.message?.slice(0, 300) || 'ProgressDeadlineExceeded';
 }
