@@ -237,6 +237,32 @@ for (const kind of ['pglite', 'postgres'] as const) {
       );
     });
 
+    test('switching the queue to another list says it is loading, and never shows the old list under the new name', async () => {
+      const page = await newPage({ as: 'admin' });
+      const open = await fireAlert('StillOpenWhileSwitching');
+      const openRow = page.locator(`[data-incident="${open}"]`);
+      await openRow.waitFor();
+      // The resolved list answers slowly, as on a phone's network.
+      let release!: () => void;
+      const answered = new Promise<void>((resolve) => (release = resolve));
+      await page.route(/\/api\/incidents\?.*status=resolved/, async (route) => {
+        await answered;
+        await route.continue();
+      });
+      await page
+        .getByRole('navigation', { name: 'Incident filters' })
+        .getByRole('link', { name: 'Resolved' })
+        .click();
+      await page.getByRole('status').getByText('Loading…').waitFor();
+      assert.equal(await openRow.count(), 0, 'the open incident is not listed under Resolved');
+      // A key pressed meanwhile acts on nothing: the open incident stays as it was.
+      await page.keyboard.press('a');
+      release();
+      await page.getByRole('status').getByText('Loading…').waitFor({ state: 'detached' });
+      assert.equal((await incident(open)).status, 'triggered');
+      assert.equal(await page.locator(`[data-incident="${open}"]`).count(), 0);
+    });
+
     test('in an alert storm the queue keeps the place the person reads and the incident picked', async () => {
       const page = await newPage({ as: 'admin' });
       await page.setViewportSize({ width: DESKTOP.width, height: 500 });

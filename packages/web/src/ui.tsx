@@ -24,7 +24,12 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** Loads `load()` now and whenever `deps` change; `reload()` fetches again and keeps the old data meanwhile. */
+/**
+ * Loads `load()` now and whenever `deps` change; `reload()` fetches again and
+ * keeps the old data meanwhile. When `deps` change the old data goes at once:
+ * it is another list (the open incidents under the heading Resolved, with
+ * the keys acting on them), not an older copy of this one.
+ */
 export function useData<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -49,8 +54,26 @@ export function useData<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
       },
     );
   }, []);
-  useEffect(reload, deps);
+  const firstLoad = useRef(true);
+  useEffect(() => {
+    if (!firstLoad.current) {
+      setData(undefined);
+      setError(undefined);
+    }
+    firstLoad.current = false;
+    reload();
+  }, deps);
   return { data, error, loading, reload };
+}
+
+/** Said while a page's data has not arrived yet, so an empty page is never read as "nothing there". */
+export function LoadingNote(props: { loaded: Loaded<unknown> }) {
+  if (props.loaded.data !== undefined || props.loaded.error !== undefined) return null;
+  return (
+    <p class="muted" role="status">
+      Loading…
+    </p>
+  );
 }
 
 /** Runs a server action, remembering its error for display where the action is. */

@@ -2,7 +2,7 @@ import type { AlertQuery } from '@terdut/client';
 import { client } from '../api.ts';
 import { Link, useLocation } from '../router.tsx';
 import { useLive } from '../live.ts';
-import { ErrorNote, formatTime, Page, useData, useSession } from '../ui.tsx';
+import { ErrorNote, formatTime, LoadingNote, Page, useData, useSession } from '../ui.tsx';
 
 const FILTERS: { key: string; label: string; query: AlertQuery }[] = [
   { key: 'all', label: 'All', query: {} },
@@ -33,6 +33,7 @@ export function AlertsPage() {
       </nav>
       <p class="muted">Times are in {info.time_zone}.</p>
       <ErrorNote error={alerts.error} />
+      <LoadingNote loaded={alerts} />
       {alerts.data?.length === 0 && <p class="empty">No alerts here.</p>}
       <ul class="queue">
         {(alerts.data ?? []).map((alert) => (

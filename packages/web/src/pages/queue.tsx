@@ -7,6 +7,7 @@ import { PagingWarning } from './paging.tsx';
 import {
   age,
   ErrorNote,
+  LoadingNote,
   Page,
   SEVERITY_RANK,
   SeverityBadge,
@@ -173,6 +174,7 @@ export function QueuePage() {
         assign to me, <kbd>z</kbd> snooze 1h, <kbd>R</kbd> resolve, <kbd>/</kbd> filter.
       </p>
       <ErrorNote error={queue.error ?? action.error} />
+      <LoadingNote loaded={queue} />
       {queue.data !== undefined && shown.length === 0 && (
         <p class="empty">No {filter.label.toLowerCase()} incidents. All quiet.</p>
       )}
