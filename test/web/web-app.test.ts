@@ -263,6 +263,31 @@ for (const kind of ['pglite', 'postgres'] as const) {
       assert.equal(await page.locator(`[data-incident="${open}"]`).count(), 0);
     });
 
+    test('back from an incident, the queue is where the person was reading, in the order they chose', async () => {
+      const page = await newPage({ as: 'admin' });
+      await page.setViewportSize({ width: DESKTOP.width, height: 500 });
+      const fired: number[] = [];
+      for (let i = 0; i < 12; i++) fired.push(await fireAlert(`ReadFarDown${i}`));
+      await page.getByRole('combobox', { name: 'Sort' }).selectOption('oldest');
+      // Oldest first: the last one fired is far down the list.
+      const far = page.locator(`[data-incident="${fired.at(-1)}"]`);
+      await far.scrollIntoViewIfNeeded();
+      const scrollY = () => page.evaluate(() => (globalThis as unknown as { scrollY: number }).scrollY);
+      const readAt = await scrollY();
+      assert.ok(readAt > 200, `the list scrolled (${readAt} px)`);
+      await far.getByRole('link').click();
+      await page.waitForURL(`**/incidents/${fired.at(-1)}`);
+      await page.getByRole('heading', { name: new RegExp(`ReadFarDown11`) }).waitFor();
+      await page.goBack();
+      await far.waitFor();
+      assert.equal(await page.getByRole('combobox', { name: 'Sort' }).inputValue(), 'oldest');
+      const deadline = Date.now() + 5000;
+      while (Math.abs((await scrollY()) - readAt) > 2) {
+        assert.ok(Date.now() < deadline, `back at ${await scrollY()} px, read at ${readAt} px`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    });
+
     test('in an alert storm the queue keeps the place the person reads and the incident picked', async () => {
       const page = await newPage({ as: 'admin' });
       await page.setViewportSize({ width: DESKTOP.width, height: 500 });

@@ -12,13 +12,38 @@ function current(): Location {
 }
 
 const listeners = new Set<() => void>();
-window.addEventListener('popstate', () => listeners.forEach((listener) => listener()));
+
+/**
+ * Where the page Back (or Forward) returned to had been read, until the page
+ * takes it (useScrollRestored). The browser's own restoring runs before a
+ * page's list has loaded again, and lands at the top.
+ */
+let scrollToRestore: number | undefined;
+window.addEventListener('popstate', (event) => {
+  const state = event.state as { scrollY?: unknown } | null;
+  scrollToRestore = typeof state?.scrollY === 'number' ? state.scrollY : undefined;
+  listeners.forEach((listener) => listener());
+});
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
+  scrollToRestore = undefined;
   if (options.replace) history.replaceState(null, '', to);
-  else history.pushState(null, '', to);
+  else {
+    // Kept with the page being left, for Back.
+    history.replaceState({ ...(history.state as object | null), scrollY: window.scrollY }, '');
+    history.pushState(null, '', to);
+  }
   listeners.forEach((listener) => listener());
   window.scrollTo(0, 0);
+}
+
+/** Once the page's content is back (`ready`) after Back or Forward, scrolls to where it had been read. */
+export function useScrollRestored(ready: boolean): void {
+  useEffect(() => {
+    if (!ready || scrollToRestore === undefined) return;
+    window.scrollTo(0, scrollToRestore);
+    scrollToRestore = undefined;
+  }, [ready]);
 }
 
 export function useLocation(): Location {

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Incident, IncidentQuery } from '@terdut/client';
 import { api, client } from '../api.ts';
-import { Link, navigate, useLocation } from '../router.tsx';
+import { Link, navigate, useLocation, useScrollRestored } from '../router.tsx';
 import { useLive } from '../live.ts';
 import { PagingWarning } from './paging.tsx';
 import {
@@ -28,6 +28,16 @@ const FILTERS: { key: string; label: string; query: IncidentQuery }[] = [
 ];
 
 type Sort = 'severity' | 'newest' | 'oldest';
+const SORT_KEY = 'terdut:queue-sort';
+
+function storedSort(): Sort | undefined {
+  try {
+    const stored = sessionStorage.getItem(SORT_KEY);
+    return stored === 'severity' || stored === 'newest' || stored === 'oldest' ? stored : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function sortIncidents(incidents: Incident[], sort: Sort): Incident[] {
   const byAge = (a: Incident, b: Incident) => b.triggered_at.localeCompare(a.triggered_at);
@@ -44,7 +54,16 @@ export function QueuePage() {
   const { query: params } = useLocation();
   const filterKey = params.get('filter') ?? 'open';
   const filter = FILTERS.find((candidate) => candidate.key === filterKey) ?? FILTERS[0]!;
-  const [sort, setSort] = useState<Sort>('severity');
+  // Kept for the tab: back from an incident, the list is in the order it was read in.
+  const [sort, setSortState] = useState<Sort>(() => storedSort() ?? 'severity');
+  const setSort = (next: Sort) => {
+    setSortState(next);
+    try {
+      sessionStorage.setItem(SORT_KEY, next);
+    } catch {
+      // Storage refused: the order lasts as long as the page.
+    }
+  };
   const [text, setText] = useState('');
   // The incident picked, not its row: live updates re-sort the list, and a
   // row number would move the selection (and `a`) onto another incident.
@@ -65,6 +84,7 @@ export function QueuePage() {
   }, [filter.key]);
   const people = useData(() => api.people(), []);
   useLive((change) => change.topic === 'incidents' || change.topic === 'alerts', queue.reload);
+  useScrollRestored(queue.data !== undefined);
 
   const alertCounts = useMemo(() => {
     const counts = new Map<number, number>();
