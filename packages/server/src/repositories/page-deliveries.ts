@@ -215,15 +215,24 @@ export async function lockPersonForPaging(tx: Queryable, userId: number): Promis
 }
 
 /** Open incidents whose pages to this contact were folded in [from, to), oldest first. */
+/** An incident a summary lists; `missed_heartbeat`: opened because a heartbeat went silent. */
+export interface FoldedIncident {
+  id: number;
+  title: string;
+  severity: string | null;
+  missed_heartbeat: boolean;
+}
+
 export async function foldedIncidents(
   db: Queryable,
   userId: number,
   contactKey: string,
   from: Date,
   to: Date,
-): Promise<{ id: number; title: string; severity: string | null }[]> {
-  const result = await db.query<{ id: number; title: string; severity: string | null }>(
-    `SELECT DISTINCT i.id, i.title, i.severity FROM page_deliveries d JOIN incidents i ON i.id = d.incident_id
+): Promise<FoldedIncident[]> {
+  const result = await db.query<FoldedIncident>(
+    `SELECT DISTINCT i.id, i.title, i.severity, i.group_key LIKE 'heartbeat:%' AS missed_heartbeat
+       FROM page_deliveries d JOIN incidents i ON i.id = d.incident_id
       WHERE d.user_id = $1 AND d.contact_key = $2 AND d.state = 'folded' AND d.created_at >= $3 AND d.created_at < $4
         AND i.status = 'triggered'
       ORDER BY i.id`,

@@ -2,6 +2,7 @@ import type { IncidentRow } from '../../repositories/incidents.ts';
 import type { AlertRow } from '../../repositories/alerts.ts';
 import type { PageMessage } from './providers.ts';
 import type { HeartbeatRow } from '../../repositories/heartbeats.ts';
+import type { FoldedIncident } from '../../repositories/page-deliveries.ts';
 import { severityRank } from '../severity.ts';
 import { formatDuration } from '../format-duration.ts';
 import { heartbeatOfGroup } from './heartbeats.ts';
@@ -10,7 +11,7 @@ import { heartbeatOfGroup } from './heartbeats.ts';
 export interface MessageContext {
   purpose: 'page' | 'resolved' | 'update' | 'summary' | 'test';
   /** For a summary: the open incidents whose pages were folded into it. */
-  folded?: { id: number; title: string; severity: string | null }[];
+  folded?: FoldedIncident[];
   incident?: IncidentRow;
   alerts?: AlertRow[];
   person: { id: number; username: string };
@@ -55,7 +56,15 @@ export function composeMessage(context: MessageContext): PageMessage {
     return {
       title: `${folded.length} more incident${folded.length === 1 ? '' : 's'} for you`,
       text: [`Too many pages at once; these were folded into this one:`, ...listed, ...more].join('\n'),
-      priority: Math.max(2, ...folded.map((entry) => priorityOf(entry.severity))),
+      // As urgent as the most urgent page folded into it, a missed heartbeat's included.
+      priority: Math.max(
+        2,
+        ...folded.map((entry) =>
+          entry.missed_heartbeat
+            ? Math.max(MISSED_HEARTBEAT_PRIORITY, priorityOf(entry.severity))
+            : priorityOf(entry.severity),
+        ),
+      ),
       tags: ['rotating_light', 'stack'],
       ...(incidentsUrl !== undefined ? { incidentUrl: incidentsUrl } : {}),
       webhookBody: {
