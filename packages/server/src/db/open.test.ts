@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -110,6 +119,32 @@ test('a data directory the embedded database may not write stops start-up with a
     });
   } finally {
     chmodSync(dir, 0o755);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a data directory holding other files and no database is refused, nothing written in it; a volume lost+found is fine', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'terdut-embedded-'));
+  try {
+    writeFileSync(join(dir, 'notes.txt'), 'my notes\n');
+    await assert.rejects(openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir })), (error: Error) => {
+      assert.match(
+        error.message,
+        /^cannot open the embedded database in .*it holds other files \(notes\.txt\) and no database/,
+      );
+      return true;
+    });
+    assert.deepEqual(readdirSync(dir), ['notes.txt'], 'PGlite made nothing among them');
+
+    rmSync(join(dir, 'notes.txt'));
+    mkdirSync(join(dir, 'lost+found'));
+    const { db } = await openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir }));
+    await db.close();
+    assert.ok(existsSync(join(dir, 'PG_VERSION')), 'a database was made beside lost+found');
+    // And it opens again: its own files are not foreign.
+    const again = await openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir }));
+    await again.db.close();
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,8 +1,8 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { openPglite, openPostgres, describeUrl, type Database } from './database.ts';
-import { lockDataDir } from './data-dir-lock.ts';
+import { LOCK_FILE, lockDataDir } from './data-dir-lock.ts';
 
 /** Opens the configured database: PostgreSQL at DATABASE_URL, else the embedded one in TERDUT_DATA_DIR. */
 export async function openConfiguredDatabase(config: Config): Promise<{ db: Database; description: string }> {
@@ -19,6 +19,7 @@ export async function openConfiguredDatabase(config: Config): Promise<{ db: Data
   let release: (() => Promise<void>) | undefined;
   try {
     await mkdir(dir, { recursive: true });
+    await refuseForeignFiles(dir);
     // Before PGlite opens it: a second process must not write beside a running server.
     release = await lockDataDir(dir);
     const db = await openPglite(dir, { sharedBuffers: config.embeddedSharedBuffers });
@@ -39,6 +40,27 @@ export async function openConfiguredDatabase(config: Config): Promise<{ db: Data
       { cause: error },
     );
   }
+}
+
+/** What a directory may hold before a database is made in it: a volume's lost+found, our lock file after a crash. */
+const ALLOWED_BEFORE_A_DATABASE = new Set(['lost+found', LOCK_FILE]);
+
+/**
+ * Refuses a directory that holds other files and no database (no
+ * `PG_VERSION`), as PostgreSQL's initdb does: PGlite would make its twenty
+ * files and folders among them (TERDUT_DATA_DIR pointed at a home
+ * directory or a mounted volume of something else).
+ */
+async function refuseForeignFiles(dir: string): Promise<void> {
+  const entries = await readdir(dir);
+  if (entries.includes('PG_VERSION')) return;
+  const foreign = entries.filter((entry) => !ALLOWED_BEFORE_A_DATABASE.has(entry)).sort();
+  if (foreign.length === 0) return;
+  const named =
+    foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? `, and ${foreign.length - 3} more` : '');
+  throw new Error(
+    `it holds other files (${named}) and no database: use an empty or new directory, or one an earlier terdut-server made`,
+  );
 }
 
 /**
