@@ -22,7 +22,7 @@ import { startOperator } from '../../packages/operator/src/operator.ts';
 import { loadOperatorConfig } from '../../packages/operator/src/config.ts';
 import { KubeClient } from '../../packages/operator/src/runtime/kube-client.ts';
 import { terdutServerCrd } from '../../packages/operator/src/api/v1alpha1/crd.ts';
-import { clusterRules, namespaceRules } from '../../packages/operator/src/manifests/rbac.ts';
+import { clusterRules, namespaceRules, ownSecretsRules } from '../../packages/operator/src/manifests/rbac.ts';
 import { toYaml } from '../../packages/operator/src/manifests/yaml.ts';
 import {
   createSecret,
@@ -130,7 +130,7 @@ test('the chart CRD and RBAC rules are the generated ones, byte for byte', () =>
   );
   assert.equal(
     readFileSync(join(chart, 'files', 'rbac-rules.yaml'), 'utf8'),
-    header + toYaml({ cluster: clusterRules, leaderElection: namespaceRules }),
+    header + toYaml({ cluster: clusterRules, leaderElection: namespaceRules, ownSecrets: ownSecretsRules }),
     'the chart RBAC rules differ from the generated ones: run `npm run generate`',
   );
 });
@@ -145,6 +145,8 @@ test('rendering: options change what they say, and bad combinations are refused'
     'Deployment',
     'PodDisruptionBudget',
     'Role',
+    'Role',
+    'RoleBinding',
     'RoleBinding',
     'Service',
     'ServiceAccount',
@@ -162,7 +164,7 @@ test('rendering: options change what they say, and bad combinations are refused'
   const scoped = await render('terdut', 'terdut-system', 'watchNamespaces={team-a,team-b}');
   assert.doesNotMatch(scoped, /kind: ClusterRoleBinding/);
   const bindingNamespaces = documents(scoped)
-    .filter((doc) => /^kind: RoleBinding$/m.test(doc) && !/leader-election/.test(doc))
+    .filter((doc) => /^kind: RoleBinding$/m.test(doc) && !/leader-election|own-secrets/.test(doc))
     .map((doc) => yamlIdentity(doc).namespace);
   assert.deepEqual(bindingNamespaces.sort(), ['team-a', 'team-b', 'terdut-system']);
   assert.match(scoped, /--watch-namespaces=team-a,team-b/);

@@ -126,6 +126,19 @@ test('the generated RBAC is enough for the whole reconcile, and no more than it 
     403,
   );
 
+  // Secrets are deleted in the operator's own namespace only.
+  const elsewhere = await uniqueNamespace(kube.admin, 'op-rbac-secrets');
+  await createSecret(kube.admin, elsewhere, 'app-secret', { password: 'keep me' });
+  assert.equal(
+    (
+      await kubeRequest(kube.admin, 'DELETE', `/api/v1/namespaces/${elsewhere}/secrets/app-secret`, {
+        token,
+      })
+    ).status,
+    403,
+    'a Secret outside the operator namespace cannot be deleted with its token',
+  );
+
   const config = new KubeConfig();
   config.loadFromOptions({
     clusters: [

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { terdutServerCrd } from '../api/v1alpha1/crd.ts';
-import { clusterRules, namespaceRules, rbacObjects } from './rbac.ts';
+import { clusterRules, namespaceRules, ownSecretsRules, rbacObjects } from './rbac.ts';
 import { toYaml, toYamlDocuments } from './yaml.ts';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
@@ -26,7 +26,7 @@ export function generatedFiles(): Record<string, string> {
     'deploy/helm/terdut-operator/crds/terdut.ryuvia.com_terdutservers.yaml':
       header + toYaml(terdutServerCrd()),
     'deploy/helm/terdut-operator/files/rbac-rules.yaml':
-      header + toYaml({ cluster: clusterRules, leaderElection: namespaceRules }),
+      header + toYaml({ cluster: clusterRules, leaderElection: namespaceRules, ownSecrets: ownSecretsRules }),
   };
 }
 

@@ -33,12 +33,12 @@ export const clusterRules: PolicyRule[] = [
   // token-secret.ts creates the bootstrap-token Secret, rotates it (update)
   // and clears the rotation mark (patch); database.ts reads database Secrets;
   // a metadata-only informer wakes resources when a Secret they wait for
-  // appears, and a label-filtered one caches the operator's own Secrets;
-  // finalizer.ts deletes the operator-namespace Secrets (credentials, checkpoint).
+  // appears, and a label-filtered one caches the operator's own Secrets.
+  // Deleting is in the operator's namespace only (namespaceRules).
   {
     apiGroups: [''],
     resources: ['secrets'],
-    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
   },
   // Events for what a person should see (BootstrapSucceeded, ...).
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
@@ -55,7 +55,16 @@ export const namespaceRules: PolicyRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
 ];
 
-/** ServiceAccount, ClusterRole(+Binding) and Role(+Binding) for `namespace`. */
+/**
+ * In the operator's own namespace only, whether or not it elects a leader:
+ * finalizer.ts and checkpoint.ts delete the Secrets it keeps there
+ * (credentials, checkpoint). A bootstrap-token Secret beside a TerdutServer
+ * goes with it (owner reference), so no Secret elsewhere is ever deleted,
+ * and a stolen operator token cannot delete one.
+ */
+export const ownSecretsRules: PolicyRule[] = [{ apiGroups: [''], resources: ['secrets'], verbs: ['delete'] }];
+
+/** ServiceAccount, ClusterRole(+Binding) and the two Roles(+Bindings) in `namespace`. */
 export function rbacObjects(namespace: string): Record<string, unknown>[] {
   const labels = { 'app.kubernetes.io/name': operatorName };
   return [
@@ -75,6 +84,19 @@ export function rbacObjects(namespace: string): Record<string, unknown>[] {
       kind: 'ClusterRoleBinding',
       metadata: { name: operatorName, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: operatorName },
+      subjects: [{ kind: 'ServiceAccount', name: operatorName, namespace }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: `${operatorName}-own-secrets`, namespace, labels },
+      rules: ownSecretsRules,
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: `${operatorName}-own-secrets`, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${operatorName}-own-secrets` },
       subjects: [{ kind: 'ServiceAccount', name: operatorName, namespace }],
     },
     {
