@@ -49,6 +49,15 @@ test('regexes as Alertmanager takes them: backslash escapes kept, (?i) at the st
   assert.equal(parseMatcher('x="a\\nb"').value, 'a\nb');
 });
 
+test('"." stops at a newline unless the pattern starts with (?s), as in Alertmanager (Go regexp, ^(?:…)$)', () => {
+  const labels = { description: 'disk full\non db-1' };
+  assert.equal(parseMatcher('description=~".*"').matches(labels), false);
+  assert.equal(parseMatcher('description=~"disk full\\non db-1"').matches(labels), true);
+  assert.equal(parseMatcher('description=~"(?s).*db-1"').matches(labels), true);
+  assert.equal(parseMatcher('description=~"(?is)DISK.*"').matches(labels), true);
+  assert.equal(parseMatcher('description!~".*"').matches(labels), true);
+});
+
 test('a quoted label name may be any UTF-8 name, as Alertmanager 0.27+ takes it', () => {
   const labels = { 'service.name': 'api', 'k8s.namespace.name': 'prod-eu' };
   assert.equal(parseMatcher('"service.name"="api"').matches(labels), true);

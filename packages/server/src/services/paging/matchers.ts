@@ -31,9 +31,12 @@ export function parseMatcher(text: string): Matcher {
   if (op === '=~' || op === '!~') {
     // Go's RE2 takes flags at the start of the pattern ("(?i)critical");
     // JavaScript refuses that group, so they become the RegExp's flags.
+    // Without (?s) "." stops at a newline, as in Alertmanager, which
+    // anchors the pattern as ^(?:…)$ and sets no flag of its own.
     const leading = /^\(\?([is]+)\)/.exec(value);
     const source = leading === null ? value : value.slice(leading[0].length);
-    const flags = leading?.[1]?.includes('i') ? 'is' : 's';
+    const given = leading?.[1] ?? '';
+    const flags = `${given.includes('i') ? 'i' : ''}${given.includes('s') ? 's' : ''}`;
     let pattern: RegExp;
     try {
       pattern = new RegExp(`^(?:${source})$`, flags);
