@@ -94,6 +94,19 @@ export async function claimDueDeliveries(
   return result.rows.sort((a, b) => a.id - b.id);
 }
 
+/**
+ * Moves the lease of claim number `attempts` of delivery `id` on to `until`,
+ * while its sender is still at it; nothing when the row was claimed again,
+ * recorded, or already leased longer.
+ */
+export async function renewLease(db: Queryable, id: number, attempts: number, until: Date): Promise<void> {
+  await db.query(
+    `UPDATE page_deliveries SET next_attempt_at = $3
+      WHERE id = $1 AND attempts = $2 AND state = 'pending' AND next_attempt_at < $3`,
+    [id, attempts, until],
+  );
+}
+
 /** Records an accepted message. */
 export async function markSent(
   tx: Queryable,

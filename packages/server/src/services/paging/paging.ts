@@ -5,8 +5,9 @@
  *  - an escalation step fires under the incident's row lock (taken with SKIP
  *    LOCKED, so replicas spread the work), and the messages it decides are
  *    rows whose unique key makes a second decision of the same page a no-op;
- *  - a message is claimed with a lease (FOR UPDATE SKIP LOCKED), sent outside
- *    any transaction, then recorded. A replica that dies between the
+ *  - a message is claimed with a lease (FOR UPDATE SKIP LOCKED), renewed
+ *    while the provider takes its time, sent outside any transaction, then
+ *    recorded. A replica that dies between the
  *    provider's acceptance and the record leaves the row to be sent again
  *    after the lease: the one duplicate no design can rule out without the
  *    provider's help (README, "Delivery guarantees"). Webhook receivers get
@@ -42,6 +43,7 @@ import {
   markCancelled,
   markFailed,
   markSent,
+  renewLease,
   scheduleRetry,
   stepHasLiveDelivery,
   type NewDelivery,
@@ -80,8 +82,14 @@ import { activeWindows, type MaintenanceWindowRow } from '../../repositories/mai
 import { matchesAll, parseMatcher } from './matchers.ts';
 import { OnePassAtATime } from '../../one-pass-at-a-time.ts';
 
-/** How long a claimed message belongs to the replica sending it (sends time out after 10 s). */
+/**
+ * How long a claimed message belongs to the replica sending it. The sender
+ * renews it every LEASE_RENEWAL_MS for as long as the provider takes (a
+ * trickling SMTP server is not bound by the 10 s timeouts, which are
+ * between bytes), so only a replica that died gives its messages away.
+ */
 const LEASE_MS = 60_000;
+const LEASE_RENEWAL_MS = LEASE_MS / 3;
 const BATCH = 25;
 /** Transactions of escalations one pass runs at once (PostgreSQL; each holds a pooled connection meanwhile). */
 const PARALLEL_ESCALATIONS = 3;
@@ -116,6 +124,7 @@ export class PagingService {
   readonly #providers: Providers;
   readonly #onCall: OnCallLookupFor;
   readonly #parallelEscalations: number;
+  readonly #leaseRenewalMs: number;
   #capabilityKey: Promise<string> | undefined;
   /**
    * The poll's escalation passes and the wakes' take turns: side by side in
@@ -135,6 +144,8 @@ export class PagingService {
     providers: Providers;
     /** Who is on call in a schedule (`scheduleOnCallLookup(schedules, ref)`). */
     onCall: OnCallLookupFor;
+    /** How often a send in progress renews its lease (default LEASE_RENEWAL_MS; tests shorten it). */
+    leaseRenewalMs?: number;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
@@ -146,6 +157,7 @@ export class PagingService {
     this.#onCall = deps.onCall;
     // PGlite is one connection: its transactions take turns anyway.
     this.#parallelEscalations = deps.db.kind === 'pglite' ? 1 : PARALLEL_ESCALATIONS;
+    this.#leaseRenewalMs = deps.leaseRenewalMs ?? LEASE_RENEWAL_MS;
   }
 
   /**
@@ -737,7 +749,7 @@ export class PagingService {
     };
     let answer: ProviderAnswer;
     try {
-      answer = await this.#providers.send(to, message);
+      answer = await this.#sendHoldingLease(delivery, to, message);
     } catch (error) {
       const failure =
         error instanceof DeliveryError ? error : new DeliveryError((error as Error).message, false);
@@ -745,6 +757,28 @@ export class PagingService {
       return;
     }
     await this.#recordSuccess(delivery, incident, answer);
+  }
+
+  /**
+   * Hands `message` to the provider, renewing the delivery's lease while it
+   * takes: the claim must outlast the send, or another replica (or this
+   * one's next pass) would claim the message and send it a second time.
+   */
+  async #sendHoldingLease(
+    delivery: PageDeliveryRow,
+    to: ContactTarget,
+    message: PageMessage,
+  ): Promise<ProviderAnswer> {
+    const renewal = setInterval(() => {
+      const until = new Date(this.#clock.now().getTime() + LEASE_MS);
+      // A renewal that fails leaves the lease as it was; the next one tries again.
+      renewLease(this.#db, delivery.id, delivery.attempts, until).catch(() => {});
+    }, this.#leaseRenewalMs);
+    try {
+      return await this.#providers.send(to, message);
+    } finally {
+      clearInterval(renewal);
+    }
   }
 
   /** The secret of the delivery's contact method, or why it can no longer be used. */
@@ -785,7 +819,7 @@ export class PagingService {
       deliveryId: String(delivery.id),
     };
     try {
-      const answer = await this.#providers.send(to, message);
+      const answer = await this.#sendHoldingLease(delivery, to, message);
       await this.#recordSuccess(delivery, undefined, answer);
     } catch (error) {
       await this.#recordFailure(
