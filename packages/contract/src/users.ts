@@ -175,6 +175,7 @@ export const AuditQuery = Type.Object({
   before: Type.Optional(
     Type.Integer({
       minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
       description:
         'The id of an entry: only the entries older than it (the next page: the last id of the page before). 400 when no entry has this id.',
     }),

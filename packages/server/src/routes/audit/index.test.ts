@@ -209,5 +209,10 @@ forEachDatabase('audit log', (database) => {
     const response = await audit('?before=987654321');
     assert.equal(response.status, 400);
     assert.match(response.body.error, /"before".*not the id of an audit entry/);
+    for (const before of ['0', '34527000084795490000', '9007199254740993', 'latest']) {
+      const refused = await audit(`?before=${before}`);
+      assert.equal(refused.status, 400, before);
+      assert.match(refused.body.error, /before/, before);
+    }
   });
 });
