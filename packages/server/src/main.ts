@@ -83,7 +83,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function runMigrations(config: Config): Promise<number> {
-  const { db, description } = await openConfiguredDatabase(config);
+  const { db, description, warnings } = await openConfiguredDatabase(config);
+  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   try {
     const applied = await migrate(db);
     process.stdout.write(
@@ -100,7 +101,8 @@ async function serve(config: Config): Promise<number> {
   // the CPU a small notification costs. Lines are not held back (no minimum
   // length), and pino flushes what is pending when the process exits.
   const logger = pino({ level: config.logLevel, ...LOG_OPTIONS }, pino.destination({ dest: 1, sync: false }));
-  const { db, description } = await openConfiguredDatabase(config);
+  const { db, description, warnings } = await openConfiguredDatabase(config);
+  for (const warning of warnings) logger.warn(warning);
   const applied = await migrate(db);
   logger.info({ database: description, applied_migrations: applied }, 'database ready');
   const app = await buildApp({ db, config, logger, processMetrics: true, wakePaging: true });

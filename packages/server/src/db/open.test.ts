@@ -1,15 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -123,28 +114,28 @@ test('a data directory the embedded database may not write stops start-up with a
   }
 });
 
-test('a data directory holding other files and no database is refused, nothing written in it; a volume lost+found is fine', async () => {
+test('a data directory holding other files and no database works, with a warning naming them; lost+found and its own files are no reason', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'terdut-embedded-'));
+  const other = mkdtempSync(join(tmpdir(), 'terdut-embedded-'));
   try {
     writeFileSync(join(dir, 'notes.txt'), 'my notes\n');
-    await assert.rejects(openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir })), (error: Error) => {
-      assert.match(
-        error.message,
-        /^cannot open the embedded database in .*it holds other files \(notes\.txt\) and no database/,
-      );
-      return true;
-    });
-    assert.deepEqual(readdirSync(dir), ['notes.txt'], 'PGlite made nothing among them');
-
-    rmSync(join(dir, 'notes.txt'));
-    mkdirSync(join(dir, 'lost+found'));
-    const { db } = await openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir }));
-    await db.close();
-    assert.ok(existsSync(join(dir, 'PG_VERSION')), 'a database was made beside lost+found');
-    // And it opens again: its own files are not foreign.
+    const first = await openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir }));
+    await first.db.close();
+    assert.equal(first.warnings.length, 1);
+    assert.match(first.warnings[0]!, /held other files \(notes\.txt\) when the embedded database was made/);
+    assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'my notes\n', 'the file is left as it was');
+    // Once the database is there, its own files are no reason to warn.
     const again = await openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: dir }));
     await again.db.close();
+    assert.deepEqual(again.warnings, []);
+
+    mkdirSync(join(other, 'lost+found'));
+    const volume = await openConfiguredDatabase(loadConfig({ TERDUT_DATA_DIR: other }));
+    await volume.db.close();
+    assert.deepEqual(volume.warnings, [], 'a fresh volume with lost+found');
+    assert.ok(existsSync(join(other, 'PG_VERSION')));
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    rmSync(other, { recursive: true, force: true });
   }
 });

@@ -5,7 +5,9 @@ import { openPglite, openPostgres, describeUrl, type Database } from './database
 import { LOCK_FILE, lockDataDir } from './data-dir-lock.ts';
 
 /** Opens the configured database: PostgreSQL at DATABASE_URL, else the embedded one in TERDUT_DATA_DIR. */
-export async function openConfiguredDatabase(config: Config): Promise<{ db: Database; description: string }> {
+export async function openConfiguredDatabase(
+  config: Config,
+): Promise<{ db: Database; description: string; warnings: string[] }> {
   if (config.databaseUrl !== undefined) {
     return {
       db: await openPostgres(config.databaseUrl, {
@@ -13,13 +15,14 @@ export async function openConfiguredDatabase(config: Config): Promise<{ db: Data
         queryTimeoutMs: config.dbQueryTimeoutMs,
       }),
       description: `PostgreSQL at ${describeUrl(config.databaseUrl)}`,
+      warnings: [],
     };
   }
   const dir = resolve(config.dataDir);
   let release: (() => Promise<void>) | undefined;
   try {
     await mkdir(dir, { recursive: true });
-    await refuseForeignFiles(dir);
+    const foreign = await foreignFiles(dir);
     // Before PGlite opens it: a second process must not write beside a running server.
     release = await lockDataDir(dir);
     const db = await openPglite(dir, { sharedBuffers: config.embeddedSharedBuffers });
@@ -31,7 +34,14 @@ export async function openConfiguredDatabase(config: Config): Promise<{ db: Data
         await release?.();
       }
     };
-    return { db, description: `embedded PostgreSQL (PGlite) in ${dir}` };
+    const warnings =
+      foreign === undefined
+        ? []
+        : [
+            `TERDUT_DATA_DIR (${dir}) held other files (${foreign}) when the embedded database was made in it; ` +
+              'its files are among them. Give the database a directory of its own (move it with the server stopped).',
+          ];
+    return { db, description: `embedded PostgreSQL (PGlite) in ${dir}`, warnings };
   } catch (error) {
     await release?.();
     throw new Error(
@@ -46,21 +56,18 @@ export async function openConfiguredDatabase(config: Config): Promise<{ db: Data
 const ALLOWED_BEFORE_A_DATABASE = new Set(['lost+found', LOCK_FILE]);
 
 /**
- * Refuses a directory that holds other files and no database (no
- * `PG_VERSION`), as PostgreSQL's initdb does: PGlite would make its twenty
- * files and folders among them (TERDUT_DATA_DIR pointed at a home
- * directory or a mounted volume of something else).
+ * The other files in a directory where no database is yet (no `PG_VERSION`),
+ * named for a warning, else undefined. PGlite makes its twenty files and
+ * folders among them (TERDUT_DATA_DIR pointed at a home directory or at a
+ * volume of something else). Not refused: a directory that also holds a
+ * log or a token file is a working setup, only an untidy one.
  */
-async function refuseForeignFiles(dir: string): Promise<void> {
+async function foreignFiles(dir: string): Promise<string | undefined> {
   const entries = await readdir(dir);
-  if (entries.includes('PG_VERSION')) return;
+  if (entries.includes('PG_VERSION')) return undefined;
   const foreign = entries.filter((entry) => !ALLOWED_BEFORE_A_DATABASE.has(entry)).sort();
-  if (foreign.length === 0) return;
-  const named =
-    foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? `, and ${foreign.length - 3} more` : '');
-  throw new Error(
-    `it holds other files (${named}) and no database: use an empty or new directory, or one an earlier terdut-server made`,
-  );
+  if (foreign.length === 0) return undefined;
+  return foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? `, and ${foreign.length - 3} more` : '');
 }
 
 /**
