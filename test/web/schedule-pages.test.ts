@@ -126,10 +126,15 @@ describe('the schedule pages [pglite]', () => {
     const edit = page.getByRole('form', { name: 'Edit rotation Weekly' });
     for (const day of ['Mon', 'Tue', 'Wed', 'Thu', 'Fri'])
       await edit.getByRole('checkbox', { name: day, exact: true }).check();
+    // And ending it in a year (the project it covers ends then).
+    const inAYear = `${Number(monday.slice(0, 4)) + 1}${monday.slice(4)}`;
+    await edit.getByLabel(/^End date/).fill(inAYear);
     await edit.getByRole('button', { name: 'Save rotation' }).click();
     await page.getByText('restrictions: Mon, Tue, Wed, Thu, Fri').waitFor();
+    await page.getByText(`ending ${inAYear}`).waitFor();
     const edited = (await stack.api('GET', `/api/schedules/${scheduleId}`)).body.rotations;
     assert.deepEqual(edited[0].restriction, { weekdays: [1, 2, 3, 4, 5] });
+    assert.equal(edited[0].end_date, inAYear);
     assert.equal(edited[0].id, rotations[0].id);
 
     // Add override: one form, one submit, defaults now → +1 day.

@@ -58,6 +58,13 @@ export const RotationInputSchema = Type.Object(
     shift_unit: ShiftUnitSchema,
     start_date: LocalDate,
     handoff_time: TimeOfDay,
+    end_date: Type.Optional(
+      Type.String({
+        description:
+          "YYYY-MM-DD, local: the rotation's last shift ends this day at handoff_time (after start_date); left out: no end",
+        examples: ['2027-03-29'],
+      }),
+    ),
     layer: Type.Optional(
       Type.Integer({ minimum: -1000, maximum: 1000, description: 'higher wins; default on top' }),
     ),
@@ -84,6 +91,7 @@ export const RotationSchema = Type.Object(
     shift_unit: Type.String(),
     start_date: LocalDate,
     handoff_time: TimeOfDay,
+    end_date: Type.Optional(LocalDate),
     restriction: Type.Optional(RestrictionSchema),
     created_at: Instant,
   },

@@ -20,6 +20,8 @@ export interface RotationRow {
   shift_unit: 'hours' | 'days' | 'weeks';
   start_date: string;
   handoff_time: string;
+  /** `YYYY-MM-DD`: the last shift ends that day at `handoff_time`; null: no end. */
+  end_date: string | null;
   restrict_weekdays: number[] | null;
   restrict_from: string | null;
   restrict_to: string | null;
@@ -105,6 +107,7 @@ export async function deleteSchedule(db: Queryable, id: number): Promise<boolean
 const ROTATION_SELECT = `
   SELECT r.id, r.schedule_id, r.name, r.layer, r.shift_length, r.shift_unit,
          to_char(r.start_date, 'YYYY-MM-DD') AS start_date, r.handoff_time,
+         to_char(r.end_date, 'YYYY-MM-DD') AS end_date,
          r.restrict_weekdays, r.restrict_from, r.restrict_to, r.created_at,
          coalesce((
            SELECT json_agg(json_build_object(
@@ -152,6 +155,7 @@ export interface RotationFields {
   shiftUnit: 'hours' | 'days' | 'weeks';
   startDate: string;
   handoffTime: string;
+  endDate: string | null;
   weekdays: number[] | null;
   from: string | null;
   to: string | null;
@@ -177,14 +181,15 @@ export async function saveRotation(
     fields.weekdays,
     fields.from,
     fields.to,
+    fields.endDate,
   ];
   let rotationId: number;
   if (id === undefined) {
     const result = await db.query<{ id: number }>(
       `INSERT INTO schedule_rotations
          (schedule_id, name, layer, shift_length, shift_unit, start_date, handoff_time,
-          restrict_weekdays, restrict_from, restrict_to, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6::date, $7, $8::integer[], $9, $10, $11) RETURNING id`,
+          restrict_weekdays, restrict_from, restrict_to, end_date, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6::date, $7, $8::integer[], $9, $10, $11::date, $12) RETURNING id`,
       [...values, createdAt],
     );
     rotationId = result.rows[0]!.id;
@@ -192,8 +197,9 @@ export async function saveRotation(
     await db.query(
       `UPDATE schedule_rotations
           SET name = $2, layer = $3, shift_length = $4, shift_unit = $5, start_date = $6::date,
-              handoff_time = $7, restrict_weekdays = $8::integer[], restrict_from = $9, restrict_to = $10
-        WHERE schedule_id = $1 AND id = $11`,
+              handoff_time = $7, restrict_weekdays = $8::integer[], restrict_from = $9, restrict_to = $10,
+              end_date = $11::date
+        WHERE schedule_id = $1 AND id = $12`,
       [...values, id],
     );
     await db.query('DELETE FROM schedule_rotation_participants WHERE rotation_id = $1', [id]);

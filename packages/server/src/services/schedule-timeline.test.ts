@@ -86,6 +86,38 @@ describe('Europe/Berlin', () => {
     assert.equal(iso(shiftBoundary(daily, zone, 0)), '2026-10-25T00:30:00.000Z'); // 02:30 CEST
   });
 
+  test('a rotation that ends on the spring-forward day ends at its handoff time there, lower layers take over', () => {
+    const spec: ScheduleSpec = {
+      timeZone: zone,
+      rotations: [
+        rotation({
+          startDate: '2026-03-20',
+          handoffTime: '09:00',
+          participants: [10],
+          layer: 2,
+          endDate: '2026-03-29',
+        }),
+        rotation({ startDate: '2026-03-01', handoffTime: '09:00', participants: [20], layer: 1 }),
+      ],
+      overrides: [],
+    };
+    // 09:00 CEST on 29 March is 07:00Z (08:00Z the day before, in CET).
+    assert.equal(onCallAt(spec, ms('2026-03-29T06:59:59Z')).userId, 10);
+    assert.equal(onCallAt(spec, ms('2026-03-29T07:00:00Z')).userId, 20);
+    assert.equal(onCallAt(spec, ms('2026-04-20T07:00:00Z')).userId, 20, 'and it stays ended');
+    assert.deepEqual(
+      timeline(spec, ms('2026-03-28T00:00:00Z'), ms('2026-03-30T00:00:00Z')).map((s) => [
+        s.userId,
+        iso(s.start),
+      ]),
+      [
+        [10, '2026-03-28T00:00:00.000Z'],
+        [10, '2026-03-28T08:00:00.000Z'], // the next daily shift, 09:00 CET
+        [20, '2026-03-29T07:00:00.000Z'],
+      ],
+    );
+  });
+
   test('who is on call follows the boundaries, before, at and after the change', () => {
     const spec: ScheduleSpec = {
       timeZone: zone,
@@ -368,6 +400,8 @@ function referenceAt(spec: ScheduleSpec, i: number): number | null {
   for (const o of spec.overrides) if (o.start <= at && at < o.end && (!best || o.id > best.id)) best = o;
   if (best) return best.userId;
   for (const r of [...spec.rotations].sort((a, b) => b.layer - a.layer || b.id - a.id)) {
+    // Ended once the wall clock has (ever) read its end date's handoff time.
+    if (r.endDate !== undefined && runningMax >= wallOf(r.endDate, r.handoffTime)) continue;
     // Boundary k has passed once the wall clock has (ever) read its target.
     const list = targets(r);
     let k = -1;
@@ -422,6 +456,9 @@ function randomSpec(random: () => number, zone: string, windowStart: number): Sc
   for (let r = 0; r < count; r++) {
     const unit = pick<ShiftUnit>(['hours', 'days', 'weeks']);
     const restricted = random() < 0.4;
+    const startDate = addWallDays(windowDate, -Math.floor(random() * 20));
+    // Some rotations end, most of those inside the window (on a change day too).
+    const endDate = random() < 0.35 ? addWallDays(windowDate, Math.floor(random() * 6) - 1) : undefined;
     const from = time();
     let to = time();
     if (to === from) to = from === '00:00' ? '12:00' : '00:00';
@@ -435,8 +472,9 @@ function randomSpec(random: () => number, zone: string, windowStart: number): Sc
       shiftUnit: unit,
       shiftLength:
         unit === 'hours' ? pick([1, 5, 8, 12, 24, 36]) : unit === 'days' ? pick([1, 1, 2, 3]) : pick([1, 2]),
-      startDate: addWallDays(windowDate, -Math.floor(random() * 20)),
+      startDate,
       handoffTime: pick(['02:30', '02:00', '01:30', '01:45', '02:15', '09:00', '00:00', time()]),
+      ...(endDate !== undefined && endDate > startDate ? { endDate } : {}),
       ...(restricted
         ? {
             restriction: {

@@ -47,6 +47,8 @@ export interface RotationSpec {
   startDate: string;
   /** `HH:MM` in the schedule's zone. */
   handoffTime: string;
+  /** `YYYY-MM-DD` in the schedule's zone: the last shift ends that day at `handoffTime`; absent: never. */
+  endDate?: string;
   restriction?: RotationRestriction;
 }
 
@@ -157,6 +159,13 @@ function firstHandoff(rotation: RotationSpec, timeZone: string) {
   return cached;
 }
 
+/** The instant the rotation ends (its end date at its handoff time, in the zone), or Infinity. */
+export function rotationEnd(rotation: RotationSpec, timeZone: string): number {
+  if (rotation.endDate === undefined) return Infinity;
+  const end = Temporal.PlainDate.from(rotation.endDate).toPlainDateTime(plainTime(rotation.handoffTime));
+  return wallClockInstant(end, timeZone);
+}
+
 /** Instant of boundary `k` (k ≥ 0) of `rotation`: the start of shift k. */
 export function shiftBoundary(rotation: RotationSpec, timeZone: string, k: number): number {
   const first = firstHandoff(rotation, timeZone);
@@ -205,6 +214,7 @@ export function rotationAt(
   at: number,
 ): { userId: number | null; shift: number } | undefined {
   if (rotation.participants.length === 0) return undefined;
+  if (at >= rotationEnd(rotation, timeZone)) return undefined;
   const shift = shiftIndexAt(rotation, timeZone, at);
   if (shift < 0 || !restrictionCovers(rotation, timeZone, at)) return undefined;
   return { userId: rotation.participants[shift % rotation.participants.length] ?? null, shift };
@@ -239,13 +249,16 @@ export function onCallAt(spec: ScheduleSpec, at: number): OnCall {
   return { userId: null, source: { kind: 'none' } };
 }
 
-/** Shift boundaries of `rotation` strictly inside (from, to). */
+/** Shift boundaries of `rotation` strictly inside (from, to), its end included. */
 function boundariesInside(rotation: RotationSpec, timeZone: string, from: number, to: number): number[] {
   const points: number[] = [];
+  const end = rotationEnd(rotation, timeZone);
+  if (end > from && end < to) points.push(end);
+  const last = Math.min(to, end);
   let k = Math.max(0, shiftIndexAt(rotation, timeZone, from) + 1);
   for (;;) {
     const at = shiftBoundary(rotation, timeZone, k);
-    if (at >= to) break;
+    if (at >= last) break;
     if (at > from) points.push(at);
     k++;
   }

@@ -1,3 +1,4 @@
+import type { RotationInput } from '@terdut/contract';
 import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -97,16 +98,8 @@ export interface HandoffNotice {
   toUsername: string | null;
 }
 
-export interface RotationInput {
-  name: string;
-  participant_ids: number[];
-  shift_length: number;
-  shift_unit: ShiftUnit;
-  start_date: string;
-  handoff_time: string;
-  layer?: number;
-  restriction?: { weekdays?: number[]; from?: string; to?: string };
-}
+/** A rotation as a request gives it: the contract's type, one source for both sides. */
+export type { RotationInput } from '@terdut/contract';
 
 /** How far `on-call` looks for the next change and `now` for the one after it. */
 export const LOOK_AHEAD_DAYS = 62;
@@ -752,6 +745,7 @@ export class SchedulesService {
         shiftUnit: row.shift_unit,
         startDate: row.start_date,
         handoffTime: row.handoff_time,
+        ...(row.end_date === null ? {} : { endDate: row.end_date }),
         ...(row.restrict_weekdays === null && row.restrict_from === null
           ? {}
           : {
@@ -886,6 +880,16 @@ function rotationFields(input: RotationInput): Omit<RotationFields, 'layer'> {
   if (parseTimeOfDay(input.handoff_time) === undefined) {
     throw badRequest(`field "handoff_time" is not a time of day in HH:MM form: "${input.handoff_time}"`);
   }
+  if (input.end_date !== undefined) {
+    if (!isCalendarDate(input.end_date)) {
+      throw badRequest(`field "end_date" is not a date in YYYY-MM-DD form: "${input.end_date}"`);
+    }
+    if (input.end_date <= input.start_date) {
+      throw badRequest(
+        `field "end_date" (${input.end_date}) must be after "start_date" (${input.start_date}); leave it out for a rotation without end`,
+      );
+    }
+  }
   const restriction = input.restriction;
   let weekdays: number[] | null = null;
   let from: string | null = null;
@@ -923,6 +927,7 @@ function rotationFields(input: RotationInput): Omit<RotationFields, 'layer'> {
     shiftUnit: input.shift_unit,
     startDate: input.start_date,
     handoffTime: input.handoff_time,
+    endDate: input.end_date ?? null,
     weekdays,
     from,
     to,

@@ -257,6 +257,7 @@ function RotationForm(props: {
   const [unit, setUnit] = useState<ShiftUnit>(existing?.shift_unit ?? 'weeks');
   const [startDate, setStartDate] = useState(existing?.start_date ?? props.today);
   const [handoff, setHandoff] = useState(existing?.handoff_time ?? '09:00');
+  const [endDate, setEndDate] = useState(existing?.end_date ?? '');
   const [layer, setLayer] = useState(existing ? String(existing.layer) : '');
   const [weekdays, setWeekdays] = useState<number[]>(existing?.restriction?.weekdays ?? []);
   const [from, setFrom] = useState(existing?.restriction?.from ?? '');
@@ -276,6 +277,7 @@ function RotationForm(props: {
       shift_unit: unit,
       start_date: startDate,
       handoff_time: handoff,
+      ...(endDate === '' ? {} : { end_date: endDate }),
       ...(layer.trim() === '' ? {} : { layer: Number(layer) }),
       ...(weekdays.length || from || to
         ? {
@@ -402,6 +404,10 @@ function RotationForm(props: {
             value={handoff}
             onInput={(event) => setHandoff(event.currentTarget.value)}
           />
+        </label>
+        <label>
+          End date (empty: no end)
+          <input type="date" value={endDate} onInput={(event) => setEndDate(event.currentTarget.value)} />
         </label>
         <label>
           Layer (higher wins; empty: on top)
@@ -644,7 +650,8 @@ export function ScheduleDetailPage(props: { id: number }) {
                 </p>
                 <p class="muted">
                   Shifts of {plural(rotation.shift_length, rotation.shift_unit)}, handoff at{' '}
-                  {rotation.handoff_time}, starting {rotation.start_date}; restrictions:{' '}
+                  {rotation.handoff_time}, starting {rotation.start_date}
+                  {rotation.end_date !== undefined && `, ending ${rotation.end_date}`}; restrictions:{' '}
                   {describeRestriction(rotation)}
                 </p>
                 {admin && (

@@ -195,6 +195,8 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
       [{ ...base, participant_ids: [] }, /participant_ids/],
       [{ ...base, restriction: { from: '18:00' } }, /restriction\.from.*restriction\.to/],
       [{ ...base, restriction: { weekdays: [8] } }, /weekdays/],
+      [{ ...base, end_date: '2026-03-23' }, /"end_date" \(2026-03-23\) must be after "start_date"/],
+      [{ ...base, end_date: '2026-02-30' }, /"end_date" is not a date/],
     ];
     for (const [body, pattern] of cases) {
       const response = await call('POST', `/api/schedules/${berlin}/rotations`, body);
@@ -318,6 +320,47 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     });
     assert.equal(joining.status, 404);
     assert.match(joining.body.error, /participant_ids/);
+  });
+
+  test('a rotation that ends hands over to the layer below at its handoff time on the end date, and can be given no end again', async () => {
+    const created = await call('POST', '/api/schedules', { name: 'Ending', time_zone: 'Europe/Berlin' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id;
+    const below = await call('POST', `/api/schedules/${id}/rotations`, {
+      name: 'Base',
+      participant_ids: [bob.id],
+      shift_length: 1,
+      shift_unit: 'weeks',
+      start_date: '2026-03-02',
+      handoff_time: '09:00',
+      layer: 1,
+    });
+    assert.equal(below.status, 201, JSON.stringify(below.body));
+    assert.equal('end_date' in below.body, false, 'no end: the field is left out');
+    const body = {
+      name: 'Project',
+      participant_ids: [alice.id],
+      shift_length: 1,
+      shift_unit: 'days',
+      start_date: '2026-03-20',
+      handoff_time: '09:00',
+      end_date: '2026-03-29',
+      layer: 2,
+    };
+    const ending = await call('POST', `/api/schedules/${id}/rotations`, body);
+    assert.equal(ending.status, 201, JSON.stringify(ending.body));
+    assert.equal(ending.body.end_date, '2026-03-29');
+    const at = async (instant: string) =>
+      (await call('GET', `/api/schedules/${id}/on-call?at=${instant}`)).body.username;
+    // 09:00 on 29 March is the first hour of summer time: 07:00Z.
+    assert.equal(await at('2026-03-29T06:59:00Z'), 'alice');
+    assert.equal(await at('2026-03-29T07:00:00Z'), 'bob');
+    const { end_date: _end, ...withoutEnd } = body;
+    const endless = await call('PUT', `/api/schedules/${id}/rotations/${ending.body.id}`, withoutEnd);
+    assert.equal(endless.status, 200, JSON.stringify(endless.body));
+    assert.equal('end_date' in endless.body, false);
+    assert.equal(await at('2026-04-15T07:00:00Z'), 'alice', 'without an end it goes on');
+    assert.equal((await call('DELETE', `/api/schedules/${id}`)).status, 204);
   });
 
   test('a zone is stored by its canonical name, and a replaced rotation keeps its layer', async () => {

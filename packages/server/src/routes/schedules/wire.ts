@@ -40,6 +40,7 @@ export function serializeRotation(row: RotationRow): Rotation {
     shift_unit: row.shift_unit,
     start_date: row.start_date,
     handoff_time: row.handoff_time,
+    ...(row.end_date === null ? {} : { end_date: row.end_date }),
     ...(restriction ? { restriction } : {}),
     created_at: new Date(row.created_at).toISOString(),
   };
