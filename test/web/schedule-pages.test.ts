@@ -169,6 +169,29 @@ describe('the schedule pages [pglite]', () => {
     const first = segments.getByRole('listitem').first();
     await first.getByText('carol', { exact: true }).waitFor();
     assert.match(await first.innerText(), /override/);
+
+    // Overrides are listed in the order they start, not in the order they were made.
+    const day = 24 * 3_600_000;
+    const later = await stack.api('POST', `/api/schedules/${scheduleId}/overrides`, {
+      user_id: stack.member.id,
+      starts_at: new Date(Date.now() + 10 * day).toISOString(),
+      ends_at: new Date(Date.now() + 11 * day).toISOString(),
+    });
+    const sooner = await stack.api('POST', `/api/schedules/${scheduleId}/overrides`, {
+      user_id: stack.admin.id,
+      starts_at: new Date(Date.now() + 5 * day).toISOString(),
+      ends_at: new Date(Date.now() + 6 * day).toISOString(),
+    });
+    assert.equal(later.status, 201, JSON.stringify(later.body));
+    assert.equal(sooner.status, 201, JSON.stringify(sooner.body));
+    await page.reload();
+    const listed = page.locator('ul.overrides li strong');
+    await listed.nth(2).waitFor();
+    assert.deepEqual(await listed.allInnerTexts(), ['carol', 'admin', 'mia']);
+    for (const made of [later, sooner])
+      await stack.api('DELETE', `/api/schedules/${scheduleId}/overrides/${made.body.id}`);
+    await page.reload();
+    await page.getByRole('button', { name: /^Delete the override of carol/ }).waitFor();
     await screenshot(page, 'schedule-detail-desktop');
 
     // The override goes again with its Delete button.
