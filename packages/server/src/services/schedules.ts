@@ -101,6 +101,9 @@ export interface HandoffNotice {
 /** A rotation as a request gives it: the contract's type, one source for both sides. */
 export type { RotationInput } from '@terdut/contract';
 
+/** The highest `layer` a request may give (the contract's RotationInputSchema). */
+const MAX_LAYER = 1000;
+
 /** How far `on-call` looks for the next change and `now` for the one after it. */
 export const LOOK_AHEAD_DAYS = 62;
 /** Longest window `timeline`, `overrides` and the day API compute in one request. */
@@ -293,7 +296,10 @@ export class SchedulesService {
         if (!staying.has(userId)) await requirePerson(tx, userId, 'participant_ids');
       }
       // A new rotation goes on top; a replaced one keeps its place unless told otherwise.
-      const layer = input.layer ?? existing?.layer ?? (await highestLayer(tx, scheduleId)) + 1;
+      // On top of the highest layer the API takes is that layer itself: of two
+      // rotations on one layer the newer wins, and 1001 could never be sent back.
+      const layer =
+        input.layer ?? existing?.layer ?? Math.min((await highestLayer(tx, scheduleId)) + 1, MAX_LAYER);
       const id = await saveRotation(tx, scheduleId, { ...fields, layer }, this.#clock.now(), rotationId);
       await this.#record(
         tx,

@@ -363,6 +363,42 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.equal((await call('DELETE', `/api/schedules/${id}`)).status, 204);
   });
 
+  test('a rotation added on top of one on the highest layer (1000) goes on it and wins, and can be saved back as it is', async () => {
+    const created = await call('POST', '/api/schedules', { name: 'Top', time_zone: 'Europe/Berlin' });
+    const id = created.body.id;
+    const base = {
+      participant_ids: [alice.id],
+      shift_length: 1,
+      shift_unit: 'weeks',
+      start_date: '2026-03-02',
+      handoff_time: '09:00',
+    };
+    const highest = await call('POST', `/api/schedules/${id}/rotations`, {
+      ...base,
+      name: 'High',
+      layer: 1000,
+    });
+    assert.equal(highest.status, 201, JSON.stringify(highest.body));
+    const onTop = await call('POST', `/api/schedules/${id}/rotations`, {
+      ...base,
+      name: 'On top',
+      participant_ids: [bob.id],
+    });
+    assert.equal(onTop.status, 201, JSON.stringify(onTop.body));
+    assert.equal(onTop.body.layer, 1000);
+    assert.equal(
+      (await call('GET', `/api/schedules/${id}/on-call?at=2026-03-26T12:00:00Z`)).body.username,
+      'bob',
+    );
+    const { id: _id, schedule_id: _s, participants, created_at: _c, ...fields } = onTop.body;
+    const savedBack = await call('PUT', `/api/schedules/${id}/rotations/${onTop.body.id}`, {
+      ...fields,
+      participant_ids: participants.map((p: any) => p.user_id),
+    });
+    assert.equal(savedBack.status, 200, JSON.stringify(savedBack.body));
+    assert.equal((await call('DELETE', `/api/schedules/${id}`)).status, 204);
+  });
+
   test('a zone is stored by its canonical name, and a replaced rotation keeps its layer', async () => {
     const created = await call('POST', '/api/schedules', {
       name: 'Lowercase',
