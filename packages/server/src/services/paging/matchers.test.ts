@@ -58,6 +58,26 @@ test('"." stops at a newline unless the pattern starts with (?s), as in Alertman
   assert.equal(parseMatcher('description!~".*"').matches(labels), true);
 });
 
+test('(?i) inside a regex applies to the rest of its group, every alternative after it too, as in Go', () => {
+  const cases: [string, Record<string, string>, boolean][] = [
+    ['env=~"db-(?i)PROD"', { env: 'db-prod' }, true],
+    ['env=~"db-(?i)PROD"', { env: 'DB-prod' }, false], // before the flag: case counts
+    ['env=~"db-(?i)prod|staging"', { env: 'STAGING' }, true], // `|` is outside db-: both sides after the flag
+    ['env=~"db-(?i)prod|staging"', { env: 'prod' }, false],
+    ['env=~"(a(?i)b)c"', { env: 'aBc' }, true],
+    ['env=~"(a(?i)b)c"', { env: 'aBC' }, false], // the flag ends with its group
+    ['env=~"x(?i:Y)z"', { env: 'xyz' }, true], // a scoped group, as Go writes it too
+    ['env=~"[(?i)]x(?i)Y"', { env: '(y' }, false], // inside a class it is characters
+    ['env=~"[(?i)]x(?i)Y"', { env: '(xy' }, true],
+    ['env=~"a\\(x\\)(?i)B"', { env: 'a(x)b' }, true], // escaped parens are no group
+    ['env=~"a\\(x\\)(?i)B"', { env: 'ax(b' }, false],
+  ];
+  for (const [text, labels, expected] of cases) {
+    assert.equal(parseMatcher(text).matches(labels), expected, `${text} on ${JSON.stringify(labels)}`);
+  }
+  assert.throws(() => parseMatcher('env=~"a(?U)b"'), /invalid regular expression/);
+});
+
 test('a quoted label name may be any UTF-8 name, as Alertmanager 0.27+ takes it', () => {
   const labels = { 'service.name': 'api', 'k8s.namespace.name': 'prod-eu' };
   assert.equal(parseMatcher('"service.name"="api"').matches(labels), true);

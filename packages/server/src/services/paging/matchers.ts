@@ -39,7 +39,7 @@ export function parseMatcher(text: string): Matcher {
     const flags = `${given.includes('i') ? 'i' : ''}${given.includes('s') ? 's' : ''}`;
     let pattern: RegExp;
     try {
-      pattern = new RegExp(`^(?:${source})$`, flags);
+      pattern = new RegExp(`^(?:${scopedFlagGroups(source)})$`, flags);
     } catch (error) {
       throw new Error(
         `"${text.slice(0, 80)}" has an invalid regular expression (${(error as Error).message})`,
@@ -57,6 +57,57 @@ export function parseMatcher(text: string): Matcher {
     value,
     matches: (labels) => test(labels[name] ?? '') !== negated,
   };
+}
+
+/**
+ * Go's flag groups inside a pattern, `a(?i)b`, as JavaScript's scoped
+ * modifiers: RE2 applies `(?flags)` to the rest of the enclosing group, each
+ * alternative after it included, and JavaScript refuses the bare form, so
+ * `a(?i)b|c` becomes `a(?i:b)|(?i:c)`. Escapes and character classes are
+ * copied as they are; anything else JavaScript then refuses stays an error.
+ *
+ * @example scopedFlagGroups('db-(?i)prod|staging') // 'db-(?i:prod)|(?i:staging)'
+ */
+function scopedFlagGroups(source: string): string {
+  if (!source.includes('(?')) return source;
+  let out = '';
+  // Per open group: the modifiers opened in it so far, to close at its end and reopen after each `|`.
+  const groups: string[][] = [[]];
+  const closeAll = (modifiers: string[]) => ')'.repeat(modifiers.length);
+  for (let index = 0; index < source.length; index++) {
+    const char = source[index]!;
+    if (char === '\\') {
+      out += source.slice(index, index + 2);
+      index++;
+    } else if (char === '[') {
+      // A class runs to the first `]` that is not its first member or escaped.
+      let end = index + 1;
+      if (source[end] === '^') end++;
+      if (source[end] === ']') end++;
+      while (end < source.length && source[end] !== ']') end += source[end] === '\\' ? 2 : 1;
+      out += source.slice(index, end + 1);
+      index = end;
+    } else if (char === '(') {
+      const flags = /^\(\?([a-zA-Z]*(?:-[a-zA-Z]*)?)\)/.exec(source.slice(index));
+      if (flags && flags[1] !== '' && flags[1] !== '-') {
+        const opener = `(?${flags[1]}:`;
+        groups.at(-1)!.push(opener);
+        out += opener;
+        index += flags[0].length - 1;
+      } else {
+        groups.push([]);
+        out += char;
+      }
+    } else if (char === '|') {
+      const modifiers = groups.at(-1)!;
+      out += closeAll(modifiers) + '|' + modifiers.join('');
+    } else if (char === ')') {
+      out += closeAll(groups.length > 1 ? groups.pop()! : []) + ')';
+    } else {
+      out += char;
+    }
+  }
+  return out + closeAll(groups[0]!);
 }
 
 /**
