@@ -15,7 +15,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { failpointExitCode } from '../../packages/operator/src/controllers/terdutserver/failpoint.ts';
@@ -52,11 +52,15 @@ before(async () => {
   standIn = new KubeletStandIn(kube.admin);
 });
 
+/** Removed once every process that may read them has stopped. */
+const temporaryDirs: string[] = [];
+
 after(async () => {
   for (const process of processes) await process.stop();
   await standIn?.stop();
   for (const database of databases) await database.drop();
   await kube?.stop();
+  for (const dir of temporaryDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -189,7 +193,9 @@ test(
     // Server 1: a fresh bootstrap, crashing at every step on the way to Ready.
     const first = await scenario('crash-bootstrap');
     // Server 2: a pod with a token the operator does not hold (token rotation).
-    const tokenFile = join(mkdtempSync(join(tmpdir(), 'terdut-foreign-token-')), 'token');
+    const tokenDir = mkdtempSync(join(tmpdir(), 'terdut-foreign-token-'));
+    temporaryDirs.push(tokenDir);
+    const tokenFile = join(tokenDir, 'token');
     writeFileSync(tokenFile, 'f'.repeat(64));
     const second = await scenario('crash-token', { TERDUT_BOOTSTRAP_TOKEN_FILE: tokenFile });
 

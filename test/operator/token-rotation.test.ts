@@ -5,9 +5,9 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { KubeletStandIn } from '../peers/kubelet-standin.ts';
 import { kubeForTests, uniqueNamespace, type KubeForTests } from '../peers/peers-for-tests.ts';
 import { createTestPostgres } from '../support/databases.ts';
@@ -43,6 +43,7 @@ after(async () => {
   await standIn?.stop();
   for (const database of databases) await database.drop();
   await kube?.stop();
+  for (const dir of foreignTokenDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A namespace with its own operator, a database Secret and a TerdutServer `name`. */
@@ -65,8 +66,12 @@ async function scenario(name: string, tokenPickupTimeoutSeconds: number) {
 }
 
 /** A token file the pod reads instead of the mounted Secret: the operator cannot reach it. */
+/** Directories of foreign token files, removed after the tests. */
+const foreignTokenDirs: string[] = [];
+
 function foreignTokenFile(): string {
   const file = join(mkdtempSync(join(tmpdir(), 'terdut-foreign-token-')), 'token');
+  foreignTokenDirs.push(dirname(file));
   writeFileSync(file, 'f'.repeat(64));
   return file;
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, ConfigError } from './config.ts';
@@ -18,8 +18,9 @@ test('the OIDC redirect URI is derived from TERDUT_PUBLIC_URL', () => {
   assert.equal(config.oidc?.clientSecret, undefined);
 });
 
-test('the client secret is read from TERDUT_OIDC_CLIENT_SECRET_FILE (trailing newline trimmed)', () => {
+test('the client secret is read from TERDUT_OIDC_CLIENT_SECRET_FILE (trailing newline trimmed)', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'terdut-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'client-secret');
   writeFileSync(file, 's3cret-from-a-mounted-secret\n');
   const config = loadConfig({ ...base, TERDUT_OIDC_CLIENT_SECRET_FILE: file });
