@@ -29,17 +29,12 @@ export function parseMatcher(text: string): Matcher {
   const value = unquote(raw);
   let test: (candidate: string) => boolean;
   if (op === '=~' || op === '!~') {
-    // Go's RE2 takes flags at the start of the pattern ("(?i)critical");
-    // JavaScript refuses that group, so they become the RegExp's flags.
-    // Without (?s) "." stops at a newline, as in Alertmanager, which
-    // anchors the pattern as ^(?:…)$ and sets no flag of its own.
-    const leading = /^\(\?([is]+)\)/.exec(value);
-    const source = leading === null ? value : value.slice(leading[0].length);
-    const given = leading?.[1] ?? '';
-    const flags = `${given.includes('i') ? 'i' : ''}${given.includes('s') ? 's' : ''}`;
+    // Anchored as Alertmanager anchors it, ^(?:…)$, with no flag of its own:
+    // "." stops at a newline unless the pattern says (?s). Go's flag groups,
+    // "(?i)critical" at the start as anywhere else, become scoped modifiers.
     let pattern: RegExp;
     try {
-      pattern = new RegExp(`^(?:${scopedFlagGroups(source)})$`, flags);
+      pattern = new RegExp(`^(?:${scopedFlagGroups(value)})$`);
     } catch (error) {
       throw new Error(
         `"${text.slice(0, 80)}" has an invalid regular expression (${(error as Error).message})`,
