@@ -34,7 +34,7 @@ export const clusterRules: PolicyRule[] = [
   // and clears the rotation mark (patch); database.ts reads database Secrets;
   // a metadata-only informer wakes resources when a Secret they wait for
   // appears, and a label-filtered one caches the operator's own Secrets.
-  // Deleting is in the operator's namespace only (namespaceRules).
+  // Deleting is in the operator's namespace only (ownSecretsRules).
   {
     apiGroups: [''],
     resources: ['secrets'],

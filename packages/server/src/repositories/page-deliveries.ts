@@ -227,7 +227,6 @@ export async function lockPersonForPaging(tx: Queryable, userId: number): Promis
   ]);
 }
 
-/** Open incidents whose pages to this contact were folded in [from, to), oldest first. */
 /** An incident a summary lists; `missed_heartbeat`: opened because a heartbeat went silent. */
 export interface FoldedIncident {
   id: number;
@@ -236,6 +235,7 @@ export interface FoldedIncident {
   missed_heartbeat: boolean;
 }
 
+/** Open incidents whose pages to this contact were folded in [from, to), oldest first. */
 export async function foldedIncidents(
   db: Queryable,
   userId: number,
