@@ -141,29 +141,34 @@ function plainTime(text: string): Temporal.PlainTime {
   return Temporal.PlainTime.from(text);
 }
 
-/** The rotation's first handoff as wall-clock time, and its instant in the zone last asked for. */
+/**
+ * The rotation's first handoff as wall-clock time, and its instant and the
+ * instant it ends (Infinity: never) in the zone last asked for: every
+ * on-call question asks for them, a timeline thousands of times.
+ */
 const firstHandoffs = new WeakMap<
   RotationSpec,
-  { start: Temporal.PlainDateTime; timeZone: string; instant: number }
+  { start: Temporal.PlainDateTime; timeZone: string; instant: number; end: number }
 >();
 
 function firstHandoff(rotation: RotationSpec, timeZone: string) {
   let cached = firstHandoffs.get(rotation);
   if (!cached || cached.timeZone !== timeZone) {
-    const start = Temporal.PlainDate.from(rotation.startDate).toPlainDateTime(
-      plainTime(rotation.handoffTime),
-    );
-    cached = { start, timeZone, instant: wallClockInstant(start, timeZone) };
+    const handoff = plainTime(rotation.handoffTime);
+    const start = Temporal.PlainDate.from(rotation.startDate).toPlainDateTime(handoff);
+    const end =
+      rotation.endDate === undefined
+        ? Infinity
+        : wallClockInstant(Temporal.PlainDate.from(rotation.endDate).toPlainDateTime(handoff), timeZone);
+    cached = { start, timeZone, instant: wallClockInstant(start, timeZone), end };
     firstHandoffs.set(rotation, cached);
   }
   return cached;
 }
 
 /** The instant the rotation ends (its end date at its handoff time, in the zone), or Infinity. */
-export function rotationEnd(rotation: RotationSpec, timeZone: string): number {
-  if (rotation.endDate === undefined) return Infinity;
-  const end = Temporal.PlainDate.from(rotation.endDate).toPlainDateTime(plainTime(rotation.handoffTime));
-  return wallClockInstant(end, timeZone);
+function rotationEnd(rotation: RotationSpec, timeZone: string): number {
+  return firstHandoff(rotation, timeZone).end;
 }
 
 /** Instant of boundary `k` (k ≥ 0) of `rotation`: the start of shift k. */
