@@ -3,6 +3,7 @@ import type { Alert, Incident, IncidentEvent } from '@terdut/client';
 import { api, client } from '../api.ts';
 import { Link } from '../router.tsx';
 import { useLive } from '../live.ts';
+import { readSession, removeSession, removeSessionPrefixed, writeSession } from '../session-store.ts';
 import {
   ErrorNote,
   formatTime,
@@ -360,31 +361,15 @@ function TimelineEntry(props: {
  * be there again once the person is back. Signing out clears them.
  */
 const noteDrafts = {
-  get: (incidentId: number): string | undefined => storage()?.getItem(draftKey(incidentId)) ?? undefined,
-  set: (incidentId: number, text: string) => {
-    try {
-      storage()?.setItem(draftKey(incidentId), text);
-    } catch {
-      // Storage full: the draft lives on in the form, only not across a reload.
-    }
-  },
-  delete: (incidentId: number) => storage()?.removeItem(draftKey(incidentId)),
+  get: (incidentId: number) => readSession(draftKey(incidentId)),
+  set: (incidentId: number, text: string) => writeSession(draftKey(incidentId), text),
+  delete: (incidentId: number) => removeSession(draftKey(incidentId)),
 };
 const DRAFT_PREFIX = 'terdut:note-draft:';
 const draftKey = (incidentId: number) => `${DRAFT_PREFIX}${incidentId}`;
-/** Session storage, or undefined where the browser refuses it (then drafts are not kept). */
-function storage(): Storage | undefined {
-  try {
-    return sessionStorage;
-  } catch {
-    return undefined;
-  }
-}
 /** Forgets every note being written (signing out: the next person at this browser must not see them). */
 export function forgetNoteDrafts(): void {
-  const store = storage();
-  if (!store) return;
-  for (const key of Object.keys(store)) if (key.startsWith(DRAFT_PREFIX)) store.removeItem(key);
+  removeSessionPrefixed(DRAFT_PREFIX);
 }
 
 function NoteForm(props: { incidentId: number; busy: boolean; onAdd(text: string): Promise<boolean> }) {

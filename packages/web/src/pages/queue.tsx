@@ -3,6 +3,7 @@ import type { Incident, IncidentQuery } from '@terdut/client';
 import { api, client } from '../api.ts';
 import { Link, navigate, useLocation, useScrollRestored } from '../router.tsx';
 import { useLive } from '../live.ts';
+import { readSession, writeSession } from '../session-store.ts';
 import { PagingWarning } from './paging.tsx';
 import {
   age,
@@ -31,12 +32,8 @@ type Sort = 'severity' | 'newest' | 'oldest';
 const SORT_KEY = 'terdut:queue-sort';
 
 function storedSort(): Sort | undefined {
-  try {
-    const stored = sessionStorage.getItem(SORT_KEY);
-    return stored === 'severity' || stored === 'newest' || stored === 'oldest' ? stored : undefined;
-  } catch {
-    return undefined;
-  }
+  const stored = readSession(SORT_KEY);
+  return stored === 'severity' || stored === 'newest' || stored === 'oldest' ? stored : undefined;
 }
 
 function sortIncidents(incidents: Incident[], sort: Sort): Incident[] {
@@ -58,11 +55,7 @@ export function QueuePage() {
   const [sort, setSortState] = useState<Sort>(() => storedSort() ?? 'severity');
   const setSort = (next: Sort) => {
     setSortState(next);
-    try {
-      sessionStorage.setItem(SORT_KEY, next);
-    } catch {
-      // Storage refused: the order lasts as long as the page.
-    }
+    writeSession(SORT_KEY, next);
   };
   const [text, setText] = useState('');
   // The incident picked, not its row: live updates re-sort the list, and a
