@@ -315,11 +315,14 @@ export class SchedulesService {
 
   // ---- overrides ---------------------------------------------------------
 
-  /** Overrides that touch [from, to), oldest first; whole-day ones included. */
+  /** Overrides that touch [from, to), by start (then oldest first); whole-day ones included. */
   async listOverrides(ref: ScheduleRef, window: { from?: string; to?: string }): Promise<OverrideRow[]> {
     const schedule = await this.#find(this.#db, ref);
     const [from, to] = this.#window(window, 30);
-    return (await this.#overrides(this.#db, schedule, from, to)).map((entry) => entry.row);
+    // By start, as a calendar reads (the timeline's precedence, newest wins,
+    // is the creation order #overrides keeps for it).
+    const overrides = await this.#overrides(this.#db, schedule, from, to);
+    return overrides.sort((a, b) => a.start - b.start || a.row.id - b.row.id).map((entry) => entry.row);
   }
 
   /** A person covers [starts_at, ends_at), replacing whoever the rotations give. */

@@ -55,13 +55,6 @@ function when(iso: string | undefined, zone: string): string {
   return `${weekday} ${formatTime(iso, zone)}`;
 }
 
-/** Overrides in the order they start (the API lists them in the order they were made). */
-function sortedByStart<T extends { starts_at?: string; date?: string }>(overrides: T[]): T[] {
-  const start = (override: T) =>
-    override.starts_at ? Date.parse(override.starts_at) : Date.parse(override.date!);
-  return [...overrides].sort((a, b) => start(a) - start(b));
-}
-
 function knownZones(): string[] {
   const intl = Intl as unknown as { supportedValuesOf?: (key: string) => string[] };
   return intl.supportedValuesOf?.('timeZone') ?? [];
@@ -593,7 +586,7 @@ export function ScheduleDetailPage(props: { id: number }) {
 
       <h2>Overrides</h2>
       <ul class="plain overrides">
-        {sortedByStart(overrides.data ?? []).map((override) => (
+        {(overrides.data ?? []).map((override) => (
           <li key={override.id}>
             <strong>{override.username}</strong>{' '}
             <span class="muted">

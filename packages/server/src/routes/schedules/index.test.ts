@@ -142,6 +142,39 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     );
   });
 
+  test('overrides are listed by when they start, whatever order they were added in', async () => {
+    const created = await call('POST', '/api/schedules', { name: 'Override order', time_zone: 'UTC' });
+    const id = created.body.id;
+    for (const [user, startsAt, endsAt] of [
+      [alice, '2026-04-03T00:00:00Z', '2026-04-04T00:00:00Z'],
+      [bob, '2026-04-01T00:00:00Z', '2026-04-02T00:00:00Z'],
+      [carol, '2026-04-02T00:00:00Z', '2026-04-05T00:00:00Z'],
+    ] as const) {
+      const added = await call('POST', `/api/schedules/${id}/overrides`, {
+        user_id: user.id,
+        starts_at: startsAt,
+        ends_at: endsAt,
+      });
+      assert.equal(added.status, 201, JSON.stringify(added.body));
+    }
+    const listed = await call(
+      'GET',
+      `/api/schedules/${id}/overrides?from=2026-03-30T00:00:00Z&to=2026-04-10T00:00:00Z`,
+      undefined,
+      alice,
+    );
+    assert.equal(listed.status, 200);
+    assert.deepEqual(
+      listed.body.map((o: any) => [o.username, o.starts_at]),
+      [
+        ['bob', '2026-04-01T00:00:00.000Z'],
+        ['carol', '2026-04-02T00:00:00.000Z'],
+        ['alice', '2026-04-03T00:00:00.000Z'],
+      ],
+    );
+    assert.equal((await call('DELETE', `/api/schedules/${id}`)).status, 204);
+  });
+
   test('for paging: onCallAt and handoffsBetween name who takes over from whom', async () => {
     const schedules = server.app.services.schedules;
     const atOverride = await schedules.onCallAt(berlin, new Date('2026-03-26T12:00:00Z'));
