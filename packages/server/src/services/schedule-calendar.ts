@@ -5,6 +5,7 @@
  * shows a Monday 09:00 handoff at 09:00 on both sides of a DST change even if
  * its own zone database differs.
  */
+import { createHash } from 'node:crypto';
 import { Temporal } from 'temporal-polyfill';
 
 export interface CalendarEvent {
@@ -60,6 +61,18 @@ export function renderCalendar(input: CalendarInput): string {
   }
   lines.push('END:VCALENDAR');
   return lines.map(fold).join('\r\n') + '\r\n';
+}
+
+/**
+ * The feed's entity tag (an HTTP ETag, quoted): a digest of its text without
+ * the DTSTAMP lines, which say when the text was made (now, on every read:
+ * METHOD:PUBLISH) rather than what it says. Two reads that list the same
+ * shifts get the same tag, so a calendar that polls with If-None-Match gets
+ * 304 and nothing to parse.
+ */
+export function calendarEntityTag(text: string): string {
+  const content = text.replace(/^DTSTAMP:[^\r\n]*\r\n/gm, '');
+  return `"${createHash('sha256').update(content).digest('base64url').slice(0, 27)}"`;
 }
 
 /**

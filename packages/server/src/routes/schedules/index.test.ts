@@ -610,6 +610,41 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.ok(stored.rows.every((row) => !second.includes(row.secret_hash)));
   });
 
+  test('a feed answers with an ETag; polling with If-None-Match is 304 until a shift changes', async () => {
+    const schedule = (await call('POST', '/api/schedules', { name: 'Polled', time_zone: 'UTC' })).body.id;
+    const url = new URL((await call('POST', `/api/schedules/${schedule}/feed`)).body.url).pathname;
+    const first = await server.request({ method: 'GET', url });
+    assert.equal(first.status, 200);
+    const etag = String(first.headers.etag);
+    assert.match(etag, /^"[\w-]+"$/);
+
+    // A minute later the text is written anew (its DTSTAMP is the time of writing); the shifts are the same.
+    clock.advance(60_000);
+    const same = await server.request({ method: 'GET', url, headers: { 'if-none-match': etag } });
+    assert.equal(same.status, 304);
+    assert.equal(same.body, '');
+    assert.equal(same.headers.etag, etag);
+    const anyOf = await server.request({
+      method: 'GET',
+      url,
+      headers: { 'if-none-match': `"other", W/${etag}` },
+    });
+    assert.equal(anyOf.status, 304);
+
+    const added = await call('POST', `/api/schedules/${schedule}/overrides`, {
+      user_id: bob.id,
+      starts_at: '2026-03-28T08:00:00Z',
+      ends_at: '2026-03-28T20:00:00Z',
+    });
+    assert.equal(added.status, 201);
+    const changed = await server.request({ method: 'GET', url, headers: { 'if-none-match': etag } });
+    assert.equal(changed.status, 200);
+    assert.match(String(changed.body), /SUMMARY:.*bob/);
+    assert.notEqual(changed.headers.etag, etag);
+    assert.equal((await call('DELETE', `/api/schedules/${schedule}`)).status, 204);
+    clock.advance(-60_000);
+  });
+
   test('a schedule and /api/me say whether a feed is on, and since when its URL was made', async () => {
     const schedule = (await call('POST', '/api/schedules', { name: 'Fed', time_zone: 'UTC' })).body.id;
     const feedOf = async () => (await call('GET', `/api/schedules/${schedule}`)).body.feed_created_at;

@@ -3,6 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../http/authentication.ts';
 import { access } from '../../http/route-auth.ts';
+import { ifNoneMatchHits } from '../../http/conditional.ts';
+import { calendarEntityTag } from '../../services/schedule-calendar.ts';
 import {
   ErrorSchema,
   FeedSchema,
@@ -427,6 +429,10 @@ export function schedulesRoutes(schedules: SchedulesService) {
                 'RFC 5545 text: one event per shift or override with its handoff times, VTIMEZONE included',
               content: { 'text/calendar': { schema: Type.String() } },
             },
+            304: {
+              description:
+                'If-None-Match named the ETag: the same shifts as that copy (only DTSTAMP, the time of writing, would differ)',
+            },
             404: ErrorSchema,
           },
         },
@@ -434,10 +440,10 @@ export function schedulesRoutes(schedules: SchedulesService) {
       async (request, reply) => {
         const token = request.params.token.replace(/\.ics$/, '');
         const text = await schedules.renderFeed(token);
-        return reply
-          .header('content-type', 'text/calendar; charset=utf-8')
-          .header('cache-control', 'private, max-age=300')
-          .send(text);
+        const etag = calendarEntityTag(text);
+        reply.header('etag', etag).header('cache-control', 'private, max-age=300');
+        if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.status(304).send();
+        return reply.header('content-type', 'text/calendar; charset=utf-8').send(text);
       },
     );
   };
