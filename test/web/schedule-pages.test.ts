@@ -381,6 +381,38 @@ describe('the schedule pages [pglite]', () => {
     }
   });
 
+  test('a schedule page left open moves with the clock: its first row is who is on call now', async () => {
+    const created = await stack.api('POST', '/api/schedules', { name: 'Wall display', time_zone: 'UTC' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id;
+    const today = new Date().toISOString().slice(0, 10);
+    const rotation = await stack.api('POST', `/api/schedules/${id}/rotations`, {
+      name: 'Daily',
+      participant_ids: [stack.admin.id, stack.member.id],
+      shift_length: 1,
+      shift_unit: 'days',
+      start_date: today,
+      handoff_time: '00:00',
+    });
+    assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+    try {
+      const page = await newPage('admin');
+      await page.clock.install({ time: new Date() });
+      await page.goto(`${stack.url}/schedules/${id}`);
+      const first = page
+        .getByRole('list', { name: 'Who is on call, in order' })
+        .getByRole('listitem')
+        .first();
+      await first.getByText('admin', { exact: true }).waitFor();
+
+      // A day later, without a reload: the minute's refresh reads the timeline from the new now.
+      await page.clock.fastForward('24:00:00');
+      await first.getByText('mia', { exact: true }).waitFor();
+    } finally {
+      await stack.api('DELETE', `/api/schedules/${id}`);
+    }
+  });
+
   test('the new pages: no serious accessibility problem in light, dark and on a phone', async () => {
     for (const [phone, dark] of [
       [false, false],

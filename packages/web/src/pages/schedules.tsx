@@ -525,27 +525,27 @@ function OverrideForm(props: { schedule: Schedule; people: Person[]; onAdded: ()
 export function ScheduleDetailPage(props: { id: number }) {
   const { me } = useSession();
   const admin = me.user.role === 'admin';
-  const [window] = useState(() => {
-    const from = Date.now();
-    return { from, to: from + TIMELINE_DAYS * DAY_MS };
-  });
   const schedule = useData(() => client.schedules.get(props.id), [props.id]);
-  const timeline = useData(
-    () =>
-      client.schedules.timeline(props.id, {
-        from: new Date(window.from).toISOString(),
-        to: new Date(window.to).toISOString(),
-      }),
-    [props.id],
-  );
-  const overrides = useData(
-    () =>
-      client.schedules.overrides(props.id, {
-        from: new Date(window.from).toISOString(),
-        to: new Date(window.from + OVERRIDE_DAYS * DAY_MS).toISOString(),
-      }),
-    [props.id],
-  );
+  // The window starts when it is read, not when the page opened: a page left
+  // open (a wall display) is refreshed every minute by the live updates, and
+  // its first row stays whoever is on call now.
+  const timeline = useData(async () => {
+    const from = Date.now();
+    const to = from + TIMELINE_DAYS * DAY_MS;
+    const iso = (at: number) => new Date(at).toISOString();
+    return {
+      from,
+      to,
+      segments: await client.schedules.timeline(props.id, { from: iso(from), to: iso(to) }),
+    };
+  }, [props.id]);
+  const overrides = useData(() => {
+    const from = Date.now();
+    return client.schedules.overrides(props.id, {
+      from: new Date(from).toISOString(),
+      to: new Date(from + OVERRIDE_DAYS * DAY_MS).toISOString(),
+    });
+  }, [props.id]);
   const people = useData(() => (admin ? api.people() : Promise.resolve([] as Person[])), [admin]);
   const [editing, setEditing] = useState<number | 'new' | undefined>(undefined);
   const action = useAction();
@@ -582,7 +582,7 @@ export function ScheduleDetailPage(props: { id: number }) {
 
       <h2>Who is on call, the next {TIMELINE_DAYS} days</h2>
       <ErrorNote error={timeline.error} />
-      {timeline.data && <Timeline segments={timeline.data} zone={zone} from={window.from} to={window.to} />}
+      {timeline.data && <Timeline {...timeline.data} zone={zone} />}
 
       <h2>Overrides</h2>
       <ul class="plain overrides">
