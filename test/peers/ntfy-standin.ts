@@ -210,3 +210,87 @@ export async function pressHttpAction(action: NtfyAction): Promise<{ status: num
   }
   return { status: response.status, body };
 }
+
+/** Request headers a page may send cross-origin without a preflight (Fetch standard, "CORS-safelisted request-header"). */
+function corsSafelisted(name: string, value: string): boolean {
+  const lower = name.toLowerCase();
+  if (lower === 'accept' || lower === 'accept-language' || lower === 'content-language') return true;
+  if (lower !== 'content-type') return false;
+  const essence = value.split(';')[0]!.trim().toLowerCase();
+  return ['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'].includes(essence);
+}
+
+/**
+ * Presses an `http` action the way ntfy's web app (and its PWA on a phone)
+ * does: `fetch(url, { method, headers, body })` from a page on the ntfy
+ * server's origin, so under the browser's CORS rules (Fetch standard). A
+ * method other than GET/HEAD/POST or a header that is not safelisted (a JSON
+ * Content-Type) makes the browser ask first with an OPTIONS preflight; the
+ * request goes out only when that answers 2xx allowing the origin, the
+ * method and the headers, and the page sees the answer only when it allows
+ * the origin too. Otherwise fetch rejects ("Failed to fetch") and the app
+ * marks the action failed: that is `{ status: 'blocked' }` here.
+ */
+export async function pressHttpActionInBrowser(
+  action: NtfyAction,
+  appOrigin: string,
+): Promise<{ status: number; body: unknown } | { status: 'blocked'; reason: string }> {
+  if (action.action !== 'http')
+    throw new Error(`action "${action.label}" is a ${action.action} action, not http`);
+  const method = (action.method ?? 'POST').toUpperCase();
+  const headers = action.headers ?? {};
+  const allowsOrigin = (response: Response) => {
+    const allowed = response.headers.get('access-control-allow-origin');
+    return allowed === '*' || allowed === appOrigin;
+  };
+  const unsafeHeaders = Object.entries(headers)
+    .filter(([name, value]) => !corsSafelisted(name, value))
+    .map(([name]) => name.toLowerCase())
+    .sort();
+  if (!['GET', 'HEAD', 'POST'].includes(method) || unsafeHeaders.length > 0) {
+    const preflight = await fetch(action.url, {
+      method: 'OPTIONS',
+      headers: {
+        origin: appOrigin,
+        'access-control-request-method': method,
+        ...(unsafeHeaders.length > 0 ? { 'access-control-request-headers': unsafeHeaders.join(',') } : {}),
+      },
+    });
+    await preflight.arrayBuffer();
+    if (preflight.status < 200 || preflight.status > 299)
+      return { status: 'blocked', reason: `preflight answered HTTP ${preflight.status}` };
+    if (!allowsOrigin(preflight)) return { status: 'blocked', reason: 'preflight did not allow the origin' };
+    const list = (name: string) =>
+      (preflight.headers.get(name) ?? '')
+        .split(',')
+        .map((item) => item.trim().toLowerCase())
+        .filter((item) => item !== '');
+    const methods = list('access-control-allow-methods');
+    if (
+      !['GET', 'HEAD', 'POST'].includes(method) &&
+      !methods.includes(method.toLowerCase()) &&
+      !methods.includes('*')
+    )
+      return { status: 'blocked', reason: `preflight did not allow the method ${method}` };
+    const allowedHeaders = list('access-control-allow-headers');
+    const missing = unsafeHeaders.filter(
+      (name) => !allowedHeaders.includes(name) && !allowedHeaders.includes('*'),
+    );
+    if (missing.length > 0)
+      return { status: 'blocked', reason: `preflight did not allow the headers ${missing.join(', ')}` };
+  }
+  const response = await fetch(action.url, {
+    method,
+    headers: { ...headers, origin: appOrigin },
+    ...(action.body !== undefined ? { body: action.body } : {}),
+  });
+  const text = await response.text();
+  if (!allowsOrigin(response)) return { status: 'blocked', reason: 'the answer did not allow the origin' };
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: keep the text.
+  }
+  return { status: response.status, body };
+}

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   CapabilityAcknowledgeResultSchema,
   CapabilityAcknowledgeSchema,
@@ -9,6 +9,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { PagingService } from '../../services/paging/paging.ts';
 import { principalOf } from '../../http/authentication.ts';
 import { access } from '../../http/route-auth.ts';
+
+/** Every answer of the acknowledge route, errors included: see the OPTIONS route below for why any origin. */
+async function allowAnyOrigin(
+  _request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+): Promise<unknown> {
+  reply.header('access-control-allow-origin', '*');
+  return payload;
+}
 
 /**
  * `POST /api/paging/acknowledge`: the request behind a page's Acknowledge
@@ -23,6 +33,7 @@ export function pagingRoutes(paging: PagingService) {
       '/api/paging/acknowledge',
       {
         config: { auth: access.public },
+        onSend: allowAnyOrigin,
         schema: {
           tags: ['paging'],
           summary: "Acknowledge with a page's capability (the ntfy Acknowledge button)",
@@ -42,6 +53,24 @@ export function pagingRoutes(paging: PagingService) {
         },
       },
       async (request) => paging.acknowledgeWithCapability(request.body.token),
+    );
+
+    // ntfy's web app (and its PWA) presses the button with fetch() from the
+    // ntfy server's origin: its JSON Content-Type makes the browser ask with
+    // a preflight first, and read the answer (success, or the refusal's
+    // status) only when it allows that origin. Any origin may: the route
+    // takes no cookie or other ambient credential (the capability in the body
+    // is the only one), so a page elsewhere gains nothing it did not hold.
+    app.options(
+      '/api/paging/acknowledge',
+      { config: { auth: access.public }, onSend: allowAnyOrigin, schema: { hide: true } },
+      async (_request, reply) =>
+        reply
+          .status(204)
+          .header('access-control-allow-methods', 'POST')
+          .header('access-control-allow-headers', 'content-type')
+          .header('access-control-max-age', '86400')
+          .send(),
     );
 
     app.get(

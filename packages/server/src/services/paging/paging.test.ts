@@ -16,6 +16,7 @@ import {
   NTFY_MESSAGE_SIZE_LIMIT,
   pollTopic,
   pressHttpAction,
+  pressHttpActionInBrowser,
   startNtfyStandin,
   type NtfyStandin,
 } from '../../../../../test/peers/ntfy-standin.ts';
@@ -221,6 +222,24 @@ forEachDatabase('paging', (database) => {
     clock.advance(11 * MINUTE);
     await pass();
     assert.equal((await timeline(id)).filter((e) => e.type === 'escalated').length, 1);
+  });
+
+  test("pressing Acknowledge in ntfy's web app (a browser on the ntfy server's origin) acknowledges, and a refusal shows as one", async () => {
+    const { id } = await openPaged();
+    await pass();
+    const action = (await pagesFor(id))[0]!.actions![0]!;
+    const pressed = await pressHttpActionInBrowser(action, 'https://ntfy.example.com');
+    assert.equal(pressed.status, 200, JSON.stringify(pressed));
+    assert.deepEqual('body' in pressed && pressed.body, { result: 'acknowledged', incident_id: id });
+    const incident = (await server.request({ method: 'GET', url: `/api/incidents/${id}`, as: admin })).body;
+    assert.equal(incident.status, 'acknowledged');
+    // The app reads a refusal's status (and says so), rather than failing to fetch.
+    const forged = await pressHttpActionInBrowser(
+      { ...action, body: JSON.stringify({ token: 'not-a-capability' }) },
+      'https://ntfy.example.com',
+    );
+    assert.equal(forged.status, 403, JSON.stringify(forged));
+    await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: admin });
   });
 
   test('an altered or expired capability is refused with 403 and changes nothing', async () => {
