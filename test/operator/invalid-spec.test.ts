@@ -260,3 +260,110 @@ test('a rollout the Deployment controller gives up on (an image that never start
   });
   await waitForCondition(kube.admin, namespace, 'stuck', { type: 'Ready', status: 'True' });
 });
+
+test('a spec change whose Deployment an admission policy refuses (403, as Kyverno, Gatekeeper or a ValidatingAdmissionPolicy answer): Ready is not True for the new generation and says why, True again once the policy allows it', async (t) => {
+  const database = await createTestPostgres();
+  databases.push(database);
+  await createSecret(kube.admin, namespace, 'policed-db', { DATABASE_URL: database.url });
+  await createTerdutServer(kube.admin, namespace, 'policed', {
+    database: { secretRef: { name: 'policed-db' } },
+  });
+  await waitForDeployment(kube.admin, namespace, 'policed');
+  const workload = await standIn.runDeployment(namespace, 'policed');
+  t.after(() => workload.stop());
+  await waitForCondition(kube.admin, namespace, 'policed', { type: 'Ready', status: 'True' });
+
+  const policy = `terdut-test-one-replica-${namespace}`;
+  const policyPath = `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${policy}`;
+  const bindingPath = `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${policy}`;
+  await kubeRequestOk(
+    kube.admin,
+    'POST',
+    '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies',
+    {
+      body: {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: policy },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: ['apps'],
+                apiVersions: ['v1'],
+                operations: ['CREATE', 'UPDATE'],
+                resources: ['deployments'],
+              },
+            ],
+          },
+          validations: [
+            {
+              expression: '!has(object.spec.replicas) || object.spec.replicas <= 1',
+              message: 'this namespace runs at most one replica per Deployment',
+              reason: 'Forbidden',
+            },
+          ],
+        },
+      },
+    },
+  );
+  t.after(() => kubeRequest(kube.admin, 'DELETE', policyPath));
+  await kubeRequestOk(
+    kube.admin,
+    'POST',
+    '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings',
+    {
+      body: {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: policy },
+        spec: {
+          policyName: policy,
+          validationActions: ['Deny'],
+          matchResources: {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+          },
+        },
+      },
+    },
+  );
+  t.after(() => kubeRequest(kube.admin, 'DELETE', bindingPath));
+  const deploymentPath = `/apis/apps/v1/namespaces/${namespace}/deployments/policed`;
+  await waitUntil(
+    async () =>
+      (
+        await kubeRequest(kube.admin, 'PATCH', `${deploymentPath}?dryRun=All`, {
+          body: { spec: { replicas: 2 } },
+          contentType: 'application/merge-patch+json',
+        })
+      ).status === 403,
+    { timeoutMs: 20_000, describe: () => 'the admission policy did not take effect' },
+  );
+
+  await kubeRequestOk(kube.admin, 'PATCH', tsPath('policed'), {
+    body: { spec: { replicas: 2 } },
+    contentType: 'application/merge-patch+json',
+  });
+  // What `kubectl wait --for=condition=Ready` reads: the condition for the current generation.
+  let latest: any;
+  await waitUntil(
+    async () => {
+      latest = await kubeRequestOk<any>(kube.admin, 'GET', tsPath('policed'));
+      return conditionOf(latest, 'Ready')?.observedGeneration === latest.metadata.generation;
+    },
+    { timeoutMs: 20_000, describe: () => `Ready was not updated: ${JSON.stringify(latest?.status)}` },
+  );
+  await sleep(2000);
+  latest = await kubeRequestOk<any>(kube.admin, 'GET', tsPath('policed'));
+  const ready = conditionOf(latest, 'Ready');
+  assert.notEqual(ready.status, 'True', `Ready=True for a spec that was never applied: ${ready.message}`);
+  assert.equal(ready.status, 'Unknown');
+  assert.match(ready.message, /this namespace runs at most one replica per Deployment/);
+  assert.equal(latest.status.observedGeneration, latest.metadata.generation);
+
+  await kubeRequestOk(kube.admin, 'DELETE', bindingPath);
+  const allowed = await waitForCondition(kube.admin, namespace, 'policed', { type: 'Ready', status: 'True' });
+  assert.equal(conditionOf(allowed, 'Ready').observedGeneration, allowed.metadata.generation);
+  assert.equal((await kubeRequestOk<any>(kube.admin, 'GET', deploymentPath)).spec.replicas, 2);
+});

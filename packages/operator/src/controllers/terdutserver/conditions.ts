@@ -10,12 +10,13 @@ export type ConditionStatus = 'True' | 'False' | 'Unknown';
 export class ConditionSet {
   readonly #previous: Map<string, Condition>;
   readonly #current = new Map<string, Condition>();
-  readonly #generation: number;
   readonly #now: () => Date;
+  /** The metadata.generation this pass's conditions are computed from. */
+  readonly generation: number;
 
   constructor(previous: Condition[] | undefined, generation: number, now: () => Date = () => new Date()) {
     this.#previous = new Map((previous ?? []).map((condition) => [condition.type, condition]));
-    this.#generation = generation;
+    this.generation = generation;
     this.#now = now;
   }
 
@@ -26,7 +27,7 @@ export class ConditionSet {
       status,
       reason,
       message,
-      observedGeneration: this.#generation,
+      observedGeneration: this.generation,
       lastTransitionTime:
         before && before.status === status
           ? before.lastTransitionTime

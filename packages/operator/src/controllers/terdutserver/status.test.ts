@@ -82,3 +82,27 @@ test('a condition not determined yet makes Ready Unknown (not False), and a pass
   assert.equal(fresh.conditions.get('Ready')!.status, 'Unknown');
   assert.equal(fresh.conditions.get('Ready')!.message, 'DatabaseReady has not been determined yet');
 });
+
+test('a pass that failed after the spec changed does not leave Ready True: conditions from the previous generation say nothing about the new spec', () => {
+  const before = new ConditionSet(undefined, 2);
+  before.set('DatabaseReady', 'True', 'SecretFound', 'ok');
+  before.set('Available', 'True', 'MinimumReplicasAvailable', '1 of 1 replicas available');
+  before.set('Bootstrapped', 'True', 'CredentialsVerified', 'ok');
+  before.set('Exposed', 'False', 'NotRequested', 'no hostname');
+  const previous = before.toList(['DatabaseReady', 'Available', 'Bootstrapped', 'Exposed']);
+
+  // Generation 3: the database step ran, then applying the Deployment failed (an admission webhook said no).
+  const p = pass(server(), new ConditionSet(previous, 3));
+  p.conditions.set('DatabaseReady', 'True', 'SecretFound', 'ok');
+  p.failure =
+    'PATCH /apis/apps/v1/namespaces/ns/deployments/t: admission webhook "policy.example.com" denied the request';
+  summarizeReady(p);
+  const ready = p.conditions.get('Ready')!;
+  assert.equal(ready.status, 'Unknown');
+  assert.equal(ready.reason, 'AvailableUnknown');
+  assert.match(
+    ready.message,
+    /Available could not be determined: PATCH .*denied the request; the operator retries/,
+  );
+  assert.equal(ready.observedGeneration, 3);
+});

@@ -25,7 +25,12 @@ export function summarizeReady(pass: Pass): void {
   const required: ConditionType[] = ['DatabaseReady', 'Available', 'Bootstrapped'];
   if (exposeRequested) required.push('Exposed');
   for (const type of required) {
-    const condition = conditions.get(type);
+    const found = conditions.get(type);
+    // One computed for an earlier generation (a pass that failed before it
+    // got there) says nothing about the current spec: Ready=True with this
+    // generation would tell `kubectl wait` and GitOps tools that a spec
+    // never applied is running.
+    const condition = found?.observedGeneration === conditions.generation ? found : undefined;
     if (!condition) {
       // Not determined yet (API conventions: Unknown, not False); a pass
       // that failed on the way says why.
@@ -58,7 +63,9 @@ export function summarizeReady(pass: Pass): void {
 
 export function desiredStatus(pass: Pass): TerdutServerStatus {
   const status: TerdutServerStatus = {
-    observedGeneration: pass.server.metadata.generation,
+    // The generation the conditions were computed from, not that of the
+    // object a write in this pass returned (the spec may have changed since).
+    observedGeneration: pass.conditions.generation,
     conditions: pass.conditions.toList(conditionTypes),
   };
   if (pass.status.credentialsSecretRef) status.credentialsSecretRef = pass.status.credentialsSecretRef;
