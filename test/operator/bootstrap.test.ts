@@ -397,3 +397,43 @@ test('an HTTPRoute a person made under the name of a TerdutServer without hostna
   });
   assert.equal((await kubeRequest(kube.admin, 'GET', routePath('byhand'))).status, 200);
 });
+
+test('every write of the operator is recorded under its field manager terdut-operator (kubectl get --show-managed-fields, audit logs), none under "unknown"', async () => {
+  await createSecret(kube.admin, namespace, 'managed-db', { DATABASE_URL: 'postgres://u:p@db:5432/terdut' });
+  await createTerdutServer(kube.admin, namespace, 'managed', {
+    database: { secretRef: { name: 'managed-db' } },
+  });
+  await waitForCondition(kube.admin, namespace, 'managed', {
+    type: 'Available',
+    status: 'False',
+    reason: 'ReplicasNotReady',
+  });
+  const managedFields = async (path: string): Promise<any[]> =>
+    (await kubeRequestOk<any>(kube.admin, 'GET', path)).metadata.managedFields ?? [];
+  const server = await managedFields(
+    `/apis/terdut.ryuvia.com/v1alpha1/namespaces/${namespace}/terdutservers/managed`,
+  );
+  // The spec is the test's; the finalizer and the status are the operator's.
+  const managersOf = (holds: (fields: any) => boolean, subresource?: string) =>
+    server
+      .filter((entry) => entry.subresource === subresource && holds(entry.fieldsV1 ?? {}))
+      .map((entry) => entry.manager);
+  assert.deepEqual(
+    managersOf((fields) => 'f:finalizers' in (fields['f:metadata'] ?? {})),
+    ['terdut-operator'],
+  );
+  assert.deepEqual(
+    managersOf((fields) => 'f:status' in fields, 'status'),
+    ['terdut-operator'],
+  );
+  for (const path of [
+    `/api/v1/namespaces/${namespace}/secrets/managed-bootstrap-token`,
+    `/apis/apps/v1/namespaces/${namespace}/deployments/managed`,
+    `/api/v1/namespaces/${namespace}/services/managed`,
+  ])
+    assert.deepEqual(
+      (await managedFields(path)).map((entry) => entry.manager),
+      ['terdut-operator'],
+      path,
+    );
+});
