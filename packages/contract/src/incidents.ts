@@ -78,6 +78,12 @@ export const IncidentSchema = Type.Object(
     resolved_at: Type.Optional(Timestamp),
     resolution_source: Type.Optional(Type.Union([Type.Literal('alerts'), Type.Literal('manual')])),
     archived_at: Type.Optional(Timestamp),
+    alert_count: Type.Integer({
+      minimum: 0,
+      description:
+        'how many alerts joined this incident, firing or resolved, also those that fired again into a ' +
+        "newer incident since (an alert's incident_id names only its newest)",
+    }),
     alerts: Type.Optional(Type.Array(AlertSchema, { description: 'only on GET /api/incidents/{id}' })),
   },
   { title: 'Incident', additionalProperties: false },

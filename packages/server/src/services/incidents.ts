@@ -6,10 +6,13 @@ import type { Principal } from '../auth/principal.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { parseDuration } from '../duration.ts';
 import {
+  countAlertsOfIncident,
+  findCountedIncidentById,
   findIncidentById,
   listIncidents,
   lockIncidentById,
   updateIncident,
+  type CountedIncidentRow,
   type IncidentRow,
   type IncidentStatus,
 } from '../repositories/incidents.ts';
@@ -61,7 +64,7 @@ export class IncidentService {
   }
 
   /** Default: open, not archived, not currently snoozed; `archived`/`snoozed` switch to that set. */
-  async list(query: IncidentListQuery): Promise<IncidentRow[]> {
+  async list(query: IncidentListQuery): Promise<CountedIncidentRow[]> {
     return listIncidents(this.#db, {
       ...(query.status !== undefined ? { status: query.status } : {}),
       archived: query.archived === true,
@@ -72,12 +75,12 @@ export class IncidentService {
   }
 
   /** One incident with its own alerts (newest first). */
-  async get(id: number): Promise<{ incident: IncidentRow; alertsJsonParts: string[] }> {
+  async get(id: number): Promise<{ incident: CountedIncidentRow; alertsJsonParts: string[] }> {
     // Both at once (two pool connections on PostgreSQL): one round trip of
     // waiting instead of two. Reading alerts of an id that does not exist
     // costs an index probe.
     const [incident, alertsJsonParts] = await Promise.all([
-      findIncidentById(this.#db, id),
+      findCountedIncidentById(this.#db, id),
       alertsOfIncidentJsonParts(this.#db, id),
     ]);
     if (incident === undefined) throw notFound(`incident ${id}`);
@@ -91,7 +94,7 @@ export class IncidentService {
   }
 
   /** Acknowledges an open incident; acknowledging an acknowledged one changes nothing. */
-  async acknowledge(principal: Principal, id: number): Promise<IncidentRow> {
+  async acknowledge(principal: Principal, id: number): Promise<CountedIncidentRow> {
     return (await this.acknowledgeAs(principal.userId, id)).incident;
   }
 
@@ -99,7 +102,10 @@ export class IncidentService {
    * Acknowledges as `userId` (an authenticated caller, or the person a page's
    * Acknowledge button was issued to); `changed` is false when it already was.
    */
-  async acknowledgeAs(userId: number, id: number): Promise<{ incident: IncidentRow; changed: boolean }> {
+  async acknowledgeAs(
+    userId: number,
+    id: number,
+  ): Promise<{ incident: CountedIncidentRow; changed: boolean }> {
     let changed = false;
     const incident = await this.#act(id, async (tx, incident, now) => {
       requireOpen(incident);
@@ -136,7 +142,7 @@ export class IncidentService {
   }
 
   /** Assigns an open incident to a person; 404 if there is no such (live) user. */
-  async assign(principal: Principal, id: number, userId: number): Promise<IncidentRow> {
+  async assign(principal: Principal, id: number, userId: number): Promise<CountedIncidentRow> {
     return this.#act(id, async (tx, incident) => {
       const assignee = await findUserById(tx, userId);
       if (assignee === undefined) throw notFound(`user ${userId}`);
@@ -155,7 +161,7 @@ export class IncidentService {
   }
 
   /** Snoozes an open incident for a Go-style duration (`30m`, `2h`, `1h30m`). */
-  async snooze(principal: Principal, id: number, duration: string): Promise<IncidentRow> {
+  async snooze(principal: Principal, id: number, duration: string): Promise<CountedIncidentRow> {
     const ms = parseDuration(duration.trim());
     if (ms === undefined) {
       throw badRequest(
@@ -199,7 +205,7 @@ export class IncidentService {
   }
 
   /** Closes an incident by hand. Terminal: new occurrences open a new incident. */
-  async resolve(principal: Principal, id: number): Promise<IncidentRow> {
+  async resolve(principal: Principal, id: number): Promise<CountedIncidentRow> {
     const resolved = await this.#act(id, async (tx, incident, now) => {
       requireOpen(incident);
       await endPaging(tx, id, now);
@@ -219,7 +225,7 @@ export class IncidentService {
   }
 
   /** Archives a resolved incident and its alerts (those whose newest incident it is). */
-  async archive(_principal: Principal, id: number): Promise<IncidentRow> {
+  async archive(_principal: Principal, id: number): Promise<CountedIncidentRow> {
     return this.#act(id, async (tx, incident, now) => {
       if (incident.status !== 'resolved') throw conflict('only resolved incidents can be archived');
       if (incident.archived_at !== null) return { incident };
@@ -270,7 +276,7 @@ export class IncidentService {
     });
   }
 
-  /** Runs one action on a locked incident in a transaction, with its events. */
+  /** Runs one action on a locked incident in a transaction, with its events; answers it with its alert count. */
   async #act(
     id: number,
     action: (
@@ -278,14 +284,14 @@ export class IncidentService {
       incident: IncidentRow,
       now: Date,
     ) => Promise<{ incident: IncidentRow; events?: NewIncidentEvent[] }>,
-  ): Promise<IncidentRow> {
+  ): Promise<CountedIncidentRow> {
     return this.#db.transaction(async (tx) => {
       const incident = await lockIncidentById(tx, id);
       if (incident === undefined) throw notFound(`incident ${id}`);
       const now = this.#clock.now();
       const outcome = await action(tx, incident, now);
       await insertEvents(tx, outcome.events ?? [], now);
-      return outcome.incident;
+      return { ...outcome.incident, alert_count: await countAlertsOfIncident(tx, id) };
     });
   }
 }

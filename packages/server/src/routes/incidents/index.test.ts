@@ -10,12 +10,13 @@ import {
   type IncidentSpec,
   firingAlert,
   notification,
+  notificationOfSize,
   postNotification,
   resolvedAlert,
 } from '@terdut/test-support';
 import { Value } from 'typebox/value';
 import { IncidentSchema } from '@terdut/contract';
-import { findIncidentById, type IncidentRow } from '../../repositories/incidents.ts';
+import { findCountedIncidentById, type CountedIncidentRow } from '../../repositories/incidents.ts';
 import { listAlertsOfIncident } from '../../repositories/alerts.ts';
 import { incidentWithAlertsJson, serializeIncident } from './wire.ts';
 import { serializeAlert } from '../alerts/wire.ts';
@@ -72,6 +73,7 @@ forEachDatabase('incidents API', (database) => {
     const response = await call('GET', `/api/incidents/${id}`, alice);
     assert.equal(response.status, 200);
     assert.deepEqual(Object.keys(response.body).sort(), [
+      'alert_count',
       'alerts',
       'group_key',
       'group_labels',
@@ -129,7 +131,7 @@ forEachDatabase('incidents API', (database) => {
     const response = await call('GET', `/api/incidents/${id}`, alice);
     assert.equal(response.status, 200);
     assert.match(String(response.headers['content-type']), /^application\/json/);
-    const incident = (await findIncidentById(server.db, id))!;
+    const incident = (await findCountedIncidentById(server.db, id))!;
     const alerts = (await listAlertsOfIncident(server.db, id)).map(serializeAlert);
     const expected = JSON.parse(JSON.stringify({ ...serializeIncident(incident), alerts }));
     assert.deepEqual(response.body, expected);
@@ -188,7 +190,7 @@ forEachDatabase('incidents API', (database) => {
   });
 
   test('an incident body with no alerts has an empty list', () => {
-    const row: IncidentRow = {
+    const row: CountedIncidentRow = {
       id: 1,
       group_key: 'none',
       title: 'Nothing left',
@@ -206,6 +208,7 @@ forEachDatabase('incidents API', (database) => {
       resolved_at: new Date('2026-07-27T11:00:00Z'),
       resolution_source: 'manual',
       archived_at: null,
+      alert_count: 0,
     };
     const body = JSON.parse(incidentWithAlertsJson(row, []).toString('utf8'));
     assert.deepEqual(body.alerts, []);
@@ -445,6 +448,65 @@ forEachDatabase('incidents API', (database) => {
     assert.equal((await call('GET', '/api/incidents?limit=0', alice)).status, 400);
     assert.equal((await call('GET', '/api/incidents?limit=many', alice)).status, 400);
     assert.equal((await call('GET', '/api/incidents?archived=maybe', alice)).status, 400);
+  });
+
+  test('alert_count is every alert of the incident: more than one page of the alert feed holds, in the list, the page and the answer of an action', async () => {
+    // 1,001 alerts: more than GET /api/alerts answers at once (limit 1000).
+    const groupKey = `counted-${process.pid}`;
+    const answer = await postNotification(
+      server,
+      alertmanager,
+      notificationOfSize(1001, { groupKey, name: 'Counted' }),
+    );
+    const id = answer.incident_id!;
+    const listed = ((await call('GET', '/api/incidents?limit=1000', alice)).body as any[]).find(
+      (item) => item.id === id,
+    );
+    assert.equal(listed.alert_count, 1001);
+    const page = (await call('GET', `/api/incidents/${id}`, alice)).body;
+    assert.equal(page.alert_count, 1001);
+    assert.equal(page.alerts.length, 1001);
+    const acknowledged = await call('POST', `/api/incidents/${id}/acknowledge`, alice);
+    assert.equal(acknowledged.body.alert_count, 1001);
+    assert.equal((await call('POST', `/api/incidents/${id}/resolve`, alice)).body.alert_count, 1001);
+  });
+
+  test('an alert that fired again into a newer incident still counts in the resolved one it first joined', async () => {
+    const groupKey = `refired-${process.pid}`;
+    const alerts = (build: typeof firingAlert, startsAt: string) =>
+      ['a', 'b'].map((instance) => build({ name: 'Refired', labels: { instance }, startsAt }));
+    const first = (
+      await postNotification(
+        server,
+        alertmanager,
+        notification({ groupKey, alerts: alerts(firingAlert, '2026-07-27T09:00:00Z') }),
+      )
+    ).incident_id!;
+    await postNotification(
+      server,
+      alertmanager,
+      notification({ groupKey, alerts: alerts(resolvedAlert, '2026-07-27T09:00:00Z') }),
+    );
+    const again = firingAlert({
+      name: 'Refired',
+      labels: { instance: 'a' },
+      startsAt: '2026-07-27T10:00:00Z',
+    });
+    const second = (await postNotification(server, alertmanager, notification({ groupKey, alerts: [again] })))
+      .incident_id!;
+    assert.notEqual(second, first, 'the alert that fired again opened a new incident');
+
+    const resolved = ((await call('GET', '/api/incidents?status=resolved', alice)).body as any[]).find(
+      (item) => item.id === first,
+    );
+    assert.equal(resolved.alert_count, 2);
+    assert.equal((await call('GET', `/api/incidents/${first}`, alice)).body.alert_count, 2);
+    const open = ((await call('GET', '/api/incidents', alice)).body as any[]).find(
+      (item) => item.id === second,
+    );
+    assert.equal(open.alert_count, 1);
+    const archived = await call('POST', `/api/incidents/${first}/archive`, alice);
+    assert.equal(archived.body.alert_count, 2);
   });
 
   test('notes: 201 with the event; content must be non-empty; only your own notes, only notes can be deleted', async () => {

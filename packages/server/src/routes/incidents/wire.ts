@@ -1,5 +1,5 @@
 import type { Incident, IncidentEvent } from '@terdut/contract';
-import type { IncidentRow } from '../../repositories/incidents.ts';
+import type { CountedIncidentRow } from '../../repositories/incidents.ts';
 import type { IncidentEventRow } from '../../repositories/incident-events.ts';
 
 // Absent fields are left undefined, which the routes' response schemas
@@ -8,7 +8,7 @@ import type { IncidentEventRow } from '../../repositories/incident-events.ts';
 // drop them: a page of 1,000 alerts is serialised on every refresh.
 
 /** Incident row → wire object, without alerts (the detail view adds them: incidentWithAlertsJson). */
-export function serializeIncident(row: IncidentRow): Incident {
+export function serializeIncident(row: CountedIncidentRow): Incident {
   return {
     id: row.id,
     group_key: row.group_key,
@@ -26,6 +26,7 @@ export function serializeIncident(row: IncidentRow): Incident {
     resolved_at: time(row.resolved_at),
     resolution_source: row.resolution_source ?? undefined,
     archived_at: time(row.archived_at),
+    alert_count: row.alert_count,
   };
 }
 
@@ -41,7 +42,7 @@ export function serializeIncident(row: IncidentRow): Incident {
  * each refresh would bring the next full collection closer. A buffer's
  * bytes are outside V8's heap.
  */
-export function incidentWithAlertsJson(row: IncidentRow, alertsJsonParts: readonly string[]): Buffer {
+export function incidentWithAlertsJson(row: CountedIncidentRow, alertsJsonParts: readonly string[]): Buffer {
   const incident = JSON.stringify(serializeIncident(row));
   const head = `${incident.slice(0, -1)},"alerts":[`;
   const tail = ']}';
