@@ -65,31 +65,14 @@ export function QueuePage() {
   const search = useRef<HTMLInputElement>(null);
   const action = useAction();
 
-  // The incidents and the alert feed load together, so a row never shows with a count from before
-  // its alerts arrived ("0 alerts" for a moment): the list does not carry counts, the feed says
-  // which incident each alert is in.
-  const queue = useData(async () => {
-    const [incidents, alerts] = await Promise.all([
-      client.incidents.list({ ...filter.query, limit: 500 }),
-      client.alerts.list({ limit: 1000 }),
-    ]);
-    return { incidents, alerts };
-  }, [filter.key]);
+  const queue = useData(() => client.incidents.list({ ...filter.query, limit: 500 }), [filter.key]);
   const people = useData(() => api.people(), []);
   useLive((change) => change.topic === 'incidents' || change.topic === 'alerts', queue.reload);
   useScrollRestored(queue.data !== undefined);
 
-  const alertCounts = useMemo(() => {
-    const counts = new Map<number, number>();
-    for (const alert of queue.data?.alerts ?? [])
-      if (alert.incident_id !== undefined)
-        counts.set(alert.incident_id, (counts.get(alert.incident_id) ?? 0) + 1);
-    return counts;
-  }, [queue.data]);
-
   const shown = useMemo(() => {
     const needle = text.trim().toLowerCase();
-    const matching = (queue.data?.incidents ?? []).filter(
+    const matching = (queue.data ?? []).filter(
       (incident) =>
         needle === '' ||
         `#${incident.id} ${incident.title} ${incident.assigned_to ?? ''} ${incident.severity ?? ''}`
@@ -216,7 +199,7 @@ export function QueuePage() {
             <div class="row-meta">
               <span>{incident.assigned_to ? `assigned to ${incident.assigned_to}` : 'unassigned'}</span>
               <span>
-                {alertCounts.get(incident.id) ?? 0} alert{alertCounts.get(incident.id) === 1 ? '' : 's'}
+                {incident.alert_count} alert{incident.alert_count === 1 ? '' : 's'}
               </span>
               <span title={incident.triggered_at}>{age(incident.triggered_at)} ago</span>
             </div>
