@@ -141,6 +141,21 @@ test('Secret names and keys no Secret can have, and Gateway references no Gatewa
   const cases: [unknown, RegExp][] = [
     [{ database: { secretRef: { name: 'Terdut_DB' } } }, /spec\.database\.secretRef\.name/],
     [{ database: { secretRef: { name: 'db', key: 'url/x' } } }, /spec\.database\.secretRef\.key/],
+    // No Secret can hold these keys (the API server refuses '.', '..' and a leading '..').
+    [{ database: { secretRef: { name: 'db', key: '..' } } }, /spec\.database\.secretRef\.key/],
+    [{ database: { secretRef: { name: 'db', key: '..url' } } }, /spec\.database\.secretRef\.key/],
+    [
+      {
+        database: zalando,
+        publicURL: 'https://oncall.example.com',
+        oidc: {
+          issuerURL: 'https://sso.example.com',
+          clientID: 'terdut',
+          clientSecretRef: { name: 'oidc', key: '.' },
+        },
+      },
+      /spec\.oidc\.clientSecretRef\.key/,
+    ],
     [
       {
         database: zalando,
@@ -176,6 +191,8 @@ test('Secret names and keys no Secret can have, and Gateway references no Gatewa
     assert.equal(res.status, 422, `${JSON.stringify(spec)}: ${res.text}`);
     assert.match(res.json<any>().message, field);
   }
-  const fine = await create({ database: { secretRef: { name: 'terdut.db', key: 'DATABASE_URL.v2' } } });
-  assert.equal(fine.status, 201, fine.text);
+  for (const key of ['DATABASE_URL.v2', '.url', 'a..b']) {
+    const fine = await create({ database: { secretRef: { name: 'terdut.db', key } } });
+    assert.equal(fine.status, 201, fine.text);
+  }
 });

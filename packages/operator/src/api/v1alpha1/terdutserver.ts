@@ -35,9 +35,20 @@ const quantity = Type.Unsafe<string | number>({
 const dnsSubdomain = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 const dnsLabelName = (description: string) =>
   Type.String({ description, minLength: 1, maxLength: 253, pattern: dnsSubdomain });
-/** A key a Secret can hold (alphanumerics, `-`, `_`, `.`). */
+/**
+ * A key a Secret can hold: alphanumerics, `-`, `_`, `.`, but not `.`, `..`
+ * or a leading `..`, which the API server refuses in a Secret (a spec naming
+ * one would wait for a Secret nobody can make). RE2 has no look-ahead, so: an
+ * optional dot, then a character that is not one.
+ */
 const secretKey = (description: string, options: { default?: string } = {}) =>
-  Type.String({ description, minLength: 1, maxLength: 253, pattern: '^[-._a-zA-Z0-9]+$', ...options });
+  Type.String({
+    description,
+    minLength: 1,
+    maxLength: 253,
+    pattern: '^\\.?[-_a-zA-Z0-9][-._a-zA-Z0-9]*$',
+    ...options,
+  });
 
 export const PostgresqlDatabase = Type.Object(
   {
