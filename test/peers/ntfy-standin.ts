@@ -22,6 +22,8 @@
  *    refuses with 400 `{"code":40014,…,"error":"invalid request: attachments
  *    not allowed"}`. ntfy peeks that many bytes and treats reaching the
  *    limit as exceeding it, so both bounds are exclusive.
+ *  - The topic names ntfy keeps for its own paths (`app`, `docs`, `login`, …)
+ *    answer 400 `{"code":40010,…,"error":"invalid request: topic name is not allowed"}`.
  * It does not do attachments, e-mail, UnifiedPush, caching rules or expiry.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -65,6 +67,19 @@ export interface NtfyStandin {
 const LINK = 'https://ntfy.sh/docs/publish/#limitations';
 /** ntfy's default `message-size-limit`; a JSON publish may be twice that, for the JSON around the message. */
 export const NTFY_MESSAGE_SIZE_LIMIT = 4096;
+/** Topic names ntfy keeps for its own paths (its DefaultDisallowedTopics): a publish to one is a 400. */
+export const NTFY_DISALLOWED_TOPICS = [
+  'docs',
+  'static',
+  'file',
+  'app',
+  'metrics',
+  'account',
+  'settings',
+  'signup',
+  'login',
+  'v1',
+];
 
 export async function startNtfyStandin(options: { token?: string } = {}): Promise<NtfyStandin> {
   const topics = new Map<string, NtfyMessage[]>();
@@ -121,6 +136,11 @@ export async function startNtfyStandin(options: { token?: string } = {}): Promis
         if (typeof body.topic !== 'string' || !/^[-_A-Za-z0-9]{1,64}$/.test(body.topic)) {
           publishAttempts.push({ topic: body.topic, status: 400 });
           fail(res, 400, 40009, 'invalid request: topic invalid');
+          return;
+        }
+        if (NTFY_DISALLOWED_TOPICS.includes(body.topic)) {
+          publishAttempts.push({ topic: body.topic, status: 400 });
+          fail(res, 400, 40010, 'invalid request: topic name is not allowed');
           return;
         }
         if (Buffer.byteLength(body.message ?? '') >= NTFY_MESSAGE_SIZE_LIMIT) {

@@ -45,8 +45,27 @@ export function parseKeyName(value: string, field = 'name'): string {
 }
 
 /**
+ * The topic names every ntfy server keeps for its own paths (its
+ * DefaultDisallowedTopics, compared exactly): it answers a publish to one
+ * with 400 "topic name is not allowed", so every page there would fail.
+ */
+const NTFY_RESERVED_TOPICS = new Set([
+  'docs',
+  'static',
+  'file',
+  'app',
+  'metrics',
+  'account',
+  'settings',
+  'signup',
+  'login',
+  'v1',
+]);
+
+/**
  * An ntfy topic as stored: blank (after trimming) means "no topic" → null.
- * Topics are passed to ntfy as a path segment, so no whitespace or slashes.
+ * Topics are passed to ntfy as a path segment, so no whitespace or slashes;
+ * a name ntfy keeps for itself is refused here rather than at every page.
  */
 export function parseNtfyTopic(value: string, field = 'ntfy_topic'): string | null {
   const topic = value.trim();
@@ -54,6 +73,12 @@ export function parseNtfyTopic(value: string, field = 'ntfy_topic'): string | nu
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(topic)) {
     throw badRequest(
       `field "${field}" must be 1-64 characters: letters, digits, "_" or "-" (or "" to clear it)`,
+    );
+  }
+  if (NTFY_RESERVED_TOPICS.has(topic)) {
+    throw badRequest(
+      `field "${field}" is "${topic}", a name ntfy keeps for its own pages and refuses to publish to; ` +
+        'choose another (an unguessable one: whoever knows the topic reads the pages)',
     );
   }
   return topic;

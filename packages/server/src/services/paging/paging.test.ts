@@ -242,6 +242,46 @@ forEachDatabase('paging', (database) => {
     await server.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: admin });
   });
 
+  test('an ntfy topic that ntfy keeps for itself (app, login, …) is refused when saved; every page to it would fail', async () => {
+    // ntfy refuses to publish there: what terdut would meet at every page.
+    const published = await fetch(`${ntfy.url}/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${NTFY_TOKEN}` },
+      body: JSON.stringify({ topic: 'app', message: 'hello' }),
+    });
+    assert.equal(published.status, 400);
+    for (const topic of ['app', 'login', 'v1']) {
+      const added = await server.request({
+        method: 'POST',
+        url: `/api/users/${bob.id}/contact-methods`,
+        as: bob,
+        payload: { kind: 'ntfy', target: topic },
+      });
+      assert.equal(added.status, 400, `${topic}: ${JSON.stringify(added.body)}`);
+      assert.match(added.body.error, /"target".*ntfy keeps/);
+    }
+    const set = await server.request({
+      method: 'PUT',
+      url: `/api/users/${bob.id}/notify`,
+      as: bob,
+      payload: { ntfy_topic: 'settings' },
+    });
+    assert.equal(set.status, 400, JSON.stringify(set.body));
+    // Only the exact names: ntfy compares them as they are.
+    const fine = await server.request({
+      method: 'POST',
+      url: `/api/users/${bob.id}/contact-methods`,
+      as: bob,
+      payload: { kind: 'ntfy', target: 'app-bob-7f3k' },
+    });
+    assert.equal(fine.status, 201, JSON.stringify(fine.body));
+    await server.request({
+      method: 'DELETE',
+      url: `/api/users/${bob.id}/contact-methods/${fine.body.id}`,
+      as: bob,
+    });
+  });
+
   test('an altered or expired capability is refused with 403 and changes nothing', async () => {
     const { id } = await openPaged();
     await pass();
