@@ -18,14 +18,15 @@ export interface WebhookReceiver {
   url: string;
   port: number;
   readonly received: ReceivedWebhook[];
-  /** The status of the next answers (default 200). */
-  answer(status: number): void;
+  /** The status of the next answers (default 200), with these headers besides the content type. */
+  answer(status: number, headers?: Record<string, string>): void;
   close(): Promise<void>;
 }
 
 export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   let status = 200;
+  let extraHeaders: Record<string, string> = {};
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -38,7 +39,7 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
         body = undefined;
       }
       received.push({ headers: req.headers, rawBody, body });
-      res.writeHead(status, { 'content-type': 'application/json' });
+      res.writeHead(status, { 'content-type': 'application/json', ...extraHeaders });
       res.end(
         JSON.stringify(status < 300 ? { id: `rcv-${received.length}` } : { error: 'receiver refuses' }),
       );
@@ -50,8 +51,9 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${bound}/hook`,
     port: bound,
     received,
-    answer(next) {
+    answer(next, headers = {}) {
       status = next;
+      extraHeaders = headers;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -915,6 +915,29 @@ forEachDatabase('paging', (database) => {
     await server.request({ method: 'DELETE', url: `/api/escalation-policies/${policy.body.id}`, as: admin });
   });
 
+  test('a receiver that redirects is named with where it points, without the path or query of that address', async () => {
+    const methods = await server.request({
+      method: 'GET',
+      url: `/api/users/${bob.id}/contact-methods`,
+      as: bob,
+    });
+    const testUrl = `/api/users/${bob.id}/contact-methods/${methods.body[0].id}/test`;
+    receiver.answer(301, { location: 'https://hooks.example.com/moved/here?token=s3cr3t' });
+    try {
+      const moved = await server.request({ method: 'POST', url: testUrl, as: bob });
+      assert.equal(moved.status, 200);
+      assert.equal(moved.body.delivered, false);
+      assert.match(
+        moved.body.answer,
+        /webhook answered HTTP 301, a redirect to https:\/\/hooks\.example\.com: .*the address it redirects to/,
+      );
+      assert.doesNotMatch(moved.body.answer, /moved|s3cr3t/);
+      assert.equal(receiver.received.at(-1)?.body?.event, 'test', 'sent once, not followed');
+    } finally {
+      receiver.answer(200);
+    }
+  });
+
   test("a 4xx that will never succeed fails at once with the provider's answer, and POST …/test reports it too", async () => {
     const methods = await server.request({
       method: 'GET',

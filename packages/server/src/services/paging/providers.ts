@@ -255,6 +255,17 @@ async function post(
     throw new DeliveryError(`${provider} at ${describeEndpoint(url)} not reachable (${reason})`, false);
   }
   if (response.status >= 200 && response.status < 300) return response;
+  const redirect = redirectTarget(url, response);
+  if (redirect !== undefined) {
+    // Never followed (above); what an admin needs is where it points. Only the origin: the
+    // address may carry a receiver's token, and members read this answer.
+    void response.body?.cancel().catch(() => {});
+    throw new DeliveryError(
+      `${provider} answered HTTP ${response.status}, a redirect to ${redirect}: terdut does not follow ` +
+        'redirects (the page would be sent again elsewhere); use the address it redirects to',
+      true,
+    );
+  }
   const answer = (await answerStart(response)).trim().slice(0, 300);
   const said = `${provider} answered HTTP ${response.status}${answer ? `: ${answer}` : ''}`;
   if (response.status === 429)
@@ -262,6 +273,17 @@ async function post(
   // 408 and 5xx: the provider (or a proxy) may well take it later.
   if (response.status === 408 || response.status >= 500) throw new DeliveryError(said, false);
   throw new DeliveryError(said, true);
+}
+
+/** The origin a 3xx answer's Location points at (relative to `url`), else undefined. */
+function redirectTarget(url: string, response: Response): string | undefined {
+  const location = response.headers.get('location');
+  if (response.status < 300 || response.status >= 400 || location === null) return undefined;
+  try {
+    return new URL(location, url).origin;
+  } catch {
+    return undefined;
+  }
 }
 
 /** How much of an answer's body is read: enough for an id or an error message. */
