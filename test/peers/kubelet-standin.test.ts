@@ -5,9 +5,9 @@
  * the files, Services mapped to the process, and no process left behind.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isProcessAlive, waitUntil } from './child-processes.ts';
 import { kubeRequestOk, type KubeCredentials } from './kube.ts';
@@ -50,6 +50,7 @@ before(async () => {
 });
 after(async () => {
   await kube?.stop();
+  if (probeServerPath !== undefined) rmSync(dirname(probeServerPath), { recursive: true, force: true });
 });
 
 function deployment(name: string, container: object, volumes: object[] = []): object {

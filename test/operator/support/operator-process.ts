@@ -3,7 +3,7 @@
  * real child process of `packages/operator/src/main.ts` (for what needs a
  * process to die: failpoints, leader election, SIGTERM).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChildProcessGroup, logTail, repoRoot, type StartedChild } from '../../peers/child-processes.ts';
@@ -80,6 +80,20 @@ export interface OperatorProcess {
   log(): string;
 }
 
+const directoriesToRemove = new Set<string>();
+
+/**
+ * An operator's log is read in failure messages after stop(), so its
+ * directory goes when the test file's process ends, not before.
+ */
+function removedAtExit(dir: string): void {
+  if (directoriesToRemove.size === 0)
+    process.once('exit', () => {
+      for (const each of directoriesToRemove) rmSync(each, { recursive: true, force: true });
+    });
+  directoriesToRemove.add(dir);
+}
+
 /** A real terdut-operator process (main.ts) with leader election on. */
 export function startOperatorProcess(options: {
   kubeconfigPath: string;
@@ -93,6 +107,7 @@ export function startOperatorProcess(options: {
   extraArgs?: string[];
 }): OperatorProcess {
   const dir = mkdtempSync(join(tmpdir(), 'terdut-operator-'));
+  removedAtExit(dir);
   const overridesFile = join(dir, 'server-urls');
   const syncServiceUrls = () =>
     writeFileSync(
