@@ -28,6 +28,7 @@ import {
   waitForEvent,
 } from './support/operator.ts';
 import { startInProcessOperator, type InProcessOperator } from './support/operator-process.ts';
+import { argoCdHealth } from './support/argocd-health.ts';
 
 let kube: KubeForTests;
 let namespace: string;
@@ -147,6 +148,7 @@ test('a TerdutServer becomes Ready with a working service-account key; its HTTPR
     },
   });
   const ready = await waitForCondition(kube.admin, namespace, 'happy', { type: 'Ready', status: 'True' });
+  assert.equal((await argoCdHealth(ready)).status, 'Healthy', 'Argo CD with the README health check');
   assert.equal(ready.status.url, 'https://terdut.example.com');
   assert.equal(ready.status.observedGeneration, ready.metadata.generation);
   for (const type of ['DatabaseReady', 'Available', 'Bootstrapped', 'Exposed', 'Ready'])
@@ -254,6 +256,8 @@ test('a Zalando database whose Secret does not exist yet: DatabaseReady=False na
   const secretName = 'terdut-app.terdut-db.credentials.postgresql.acid.zalan.do';
   assert.match(conditionOf(waiting, 'DatabaseReady').message, new RegExp(secretName.replace(/\./g, '\\.')));
   assert.equal(conditionOf(waiting, 'Ready').reason, 'DatabaseSecretMissing');
+  // Another tool (the postgres-operator) makes the Secret: Argo CD waits, it does not call it broken.
+  assert.equal((await argoCdHealth(waiting)).status, 'Progressing');
   const missing = await waitForEvent(kube.admin, namespace, 'DatabaseMissing');
   assert.equal(missing.type, 'Warning');
   assert.equal(

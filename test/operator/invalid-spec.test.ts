@@ -22,6 +22,7 @@ import {
   waitForEvent,
 } from './support/operator.ts';
 import { startInProcessOperator, type InProcessOperator } from './support/operator-process.ts';
+import { argoCdHealth } from './support/argocd-health.ts';
 
 let kube: KubeForTests;
 let namespace: string;
@@ -69,6 +70,11 @@ test('resources the Deployment refuses (requests above limits): Available=False 
   assert.match(available.message, /correct the TerdutServer's spec/);
   assert.equal(available.observedGeneration, refused.metadata.generation);
   assert.equal(conditionOf(refused, 'Ready').reason, 'DeploymentInvalid');
+  // Argo CD with the README's health check: a person has to act.
+  assert.deepEqual(await argoCdHealth(refused), {
+    status: 'Degraded',
+    message: conditionOf(refused, 'Ready').message,
+  });
   const event = await waitForEvent(kube.admin, namespace, 'DeploymentInvalid');
   assert.equal(event.type, 'Warning');
 
@@ -250,6 +256,7 @@ test('a rollout the Deployment controller gives up on (an image that never start
   assert.ok(ready.message.includes(gaveUp), ready.message);
   assert.match(ready.message, /kubectl -n \S+ describe deployment stuck/);
   assert.equal(conditionOf(stuck, 'Available').status, 'True', 'the old replica still serves');
+  assert.equal((await argoCdHealth(stuck)).status, 'Degraded');
   const event = await waitForEvent(kube.admin, namespace, 'RolloutStuck');
   assert.equal(event.type, 'Warning');
 
