@@ -36,7 +36,9 @@ export async function currentOccurrenceLinks(
 /**
  * Adds alerts to an incident, or records that a new occurrence of a member
  * joined, and points the alerts at it (their newest incident), in one
- * statement.
+ * statement. An alert is archived with its newest incident, so one joining
+ * an open incident is archived no longer (it fired through a manual resolve
+ * and the incident was archived, or it was presumed resolved and revives).
  */
 export async function linkAlerts(
   tx: Queryable,
@@ -48,7 +50,7 @@ export async function linkAlerts(
   await tx.query(
     // The alerts are found by an id array (their primary key), not by a
     // join with the links: a join was planned as a scan of every alert.
-    `WITH pointed AS (UPDATE alerts SET incident_id = $1 WHERE id = ANY($4::bigint[]))
+    `WITH pointed AS (UPDATE alerts SET incident_id = $1, archived_at = NULL WHERE id = ANY($4::bigint[]))
      INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
      SELECT $1, alert_id, occurrence_starts_at, $3
        FROM jsonb_to_recordset($2::jsonb) AS x(alert_id bigint, occurrence_starts_at timestamptz)

@@ -97,6 +97,51 @@ forEachDatabase('webhook: a repeat changes only "last seen", whatever changed si
     assert.equal(detail.alerts[0].resolution_source ?? null, null);
   });
 
+  test('an alert revived after its incident was archived is listed among the alerts again, not archived', async () => {
+    const payload = notification({
+      groupKey: 'repeat-archived',
+      alerts: [firingAlert({ name: 'Unarchived' })],
+    });
+    const id = (await post(first, payload)).incident_id!;
+    clock.advance(61 * 60_000);
+    await second.app.services.alertExpiry.sweep();
+    const archive = await first.request({ method: 'POST', url: `/api/incidents/${id}/archive`, as: user });
+    assert.equal(archive.status, 200);
+    // Alertmanager says it still fires: a new incident, and the alert with it.
+    const revived = (await post(first, payload)).incident_id;
+    assert.ok(revived !== undefined && revived !== id);
+    assert.equal('archived_at' in (await incident(revived)).alerts[0], false);
+    const firing = (await get('/api/alerts?status=firing')) as { name: string }[];
+    assert.ok(
+      firing.some((alert) => alert.name === 'Unarchived'),
+      'the firing alert of an open incident is missing from GET /api/alerts',
+    );
+  });
+
+  test('an alert that fired through a manual resolve and joins the next incident is no longer archived', async () => {
+    const kept = firingAlert({ name: 'KeptThroughArchive' });
+    const id = (await post(first, notification({ groupKey: 'repeat-kept-archived', alerts: [kept] })))
+      .incident_id!;
+    assert.equal(
+      (await first.request({ method: 'POST', url: `/api/incidents/${id}/resolve`, as: user })).status,
+      200,
+    );
+    await first.request({ method: 'POST', url: `/api/incidents/${id}/archive`, as: user });
+    // A new alert of the group opens a new incident; the one still firing joins it.
+    const next = (
+      await post(
+        first,
+        notification({ groupKey: 'repeat-kept-archived', alerts: [kept, firingAlert({ name: 'Newcomer' })] }),
+      )
+    ).incident_id;
+    assert.ok(next !== undefined && next !== id);
+    const alerts = (await incident(next)).alerts as { name: string; archived_at?: string }[];
+    assert.deepEqual(alerts.map((alert) => [alert.name, 'archived_at' in alert]).sort(), [
+      ['KeptThroughArchive', false],
+      ['Newcomer', false],
+    ]);
+  });
+
   test('a repeat while another alert of the group went stale resolves that one', async () => {
     const kept = firingAlert({ name: 'Kept' });
     const dropped = firingAlert({ name: 'Dropped' });
