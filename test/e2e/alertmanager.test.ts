@@ -128,3 +128,67 @@ test('alerts posted to Alertmanager become one incident that resolves when Alert
     'resolving created a new incident',
   );
 });
+
+test('max_alerts: 1 and one of two alerts resolved: the incident stays open for the alert left out, which joins it next', async () => {
+  const truncating = await startAlertmanager({
+    webhookUrl: `${replicas[0]!.url}/api/webhook/alertmanager`,
+    apiKey,
+    groupBy: ['alertname'],
+    maxAlerts: 1,
+    repeatInterval: '3s',
+  });
+  try {
+    const alerts = [
+      { labels: { alertname: 'E2ETruncated', instance: 'a' } },
+      { labels: { alertname: 'E2ETruncated', instance: 'b' } },
+    ];
+    await truncating.postAlerts(alerts);
+    const ours = async () =>
+      (await api<Incident[]>(replicas[0]!, '/api/incidents?limit=1000')).filter((incident) =>
+        incident.group_key.includes('E2ETruncated'),
+      );
+    await waitUntil(async () => (await ours()).length === 1, {
+      timeoutMs: 30_000,
+      describe: () => 'the first notification (one alert listed, one left out) should open an incident',
+    });
+    const id = (await ours())[0]!.id;
+    const listed = (await api<Incident>(replicas[0]!, `/api/incidents/${id}`)).alerts!;
+    assert.equal(listed.length, 1, 'max_alerts: 1 lists one alert');
+    const shown = listed[0]!.labels.instance;
+
+    // The alert Alertmanager listed resolves; the other one fires on, left out of the notification.
+    const sent = await notificationsSent(truncating);
+    await truncating.postAlerts(
+      alerts
+        .filter((alert) => alert.labels.instance === shown)
+        .map((alert) => ({ ...alert, endsAt: new Date(Date.now() - 1000).toISOString() })),
+    );
+    await waitUntil(
+      async () =>
+        (await api<Incident>(replicas[0]!, `/api/incidents/${id}`)).alerts!.some(
+          (alert) => alert.status === 'resolved',
+        ),
+      { timeoutMs: 30_000, describe: () => `the resolve of ${shown} should reach incident ${id}` },
+    );
+    assert.ok((await notificationsSent(truncating)) > sent);
+    assert.equal((await api<Incident>(replicas[0]!, `/api/incidents/${id}`)).status, 'triggered');
+
+    // Once the resolved alert is sent, Alertmanager drops it: the next notification lists the other.
+    await waitUntil(
+      async () => (await api<Incident>(replicas[0]!, `/api/incidents/${id}`)).alerts!.length === 2,
+      {
+        timeoutMs: 30_000,
+        describe: () => `the alert left out should join incident ${id}`,
+      },
+    );
+    const incident = await api<Incident>(replicas[0]!, `/api/incidents/${id}`);
+    assert.equal(incident.status, 'triggered');
+    assert.deepEqual(
+      incident.alerts!.filter((alert) => alert.status === 'firing').map((alert) => alert.labels.instance),
+      [shown === 'a' ? 'b' : 'a'],
+    );
+    assert.equal((await ours()).length, 1, 'no second incident for the group');
+  } finally {
+    await truncating.stop();
+  }
+});

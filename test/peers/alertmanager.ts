@@ -42,6 +42,8 @@ export interface StartAlertmanagerOptions {
   repeatInterval?: string;
   /** How long an alert posted without `endsAt` stays firing (global.resolve_timeout). */
   resolveTimeout?: string;
+  /** webhook_config.max_alerts: the alerts a notification lists at most (0, the default: all). */
+  maxAlerts?: number;
 }
 
 export interface RunningAlertmanager {
@@ -78,6 +80,7 @@ export function alertmanagerConfig(options: StartAlertmanagerOptions): string {
             {
               url: options.webhookUrl,
               send_resolved: true,
+              ...(options.maxAlerts !== undefined ? { max_alerts: options.maxAlerts } : {}),
               http_config: { authorization: { type: 'Bearer', credentials: options.apiKey } },
             },
           ],

@@ -88,6 +88,9 @@ export function parseNotification(payload: WebhookPayload, now: Date): AlertGrou
     commonLabels: payload.commonLabels ?? {},
     commonAnnotations: payload.commonAnnotations ?? {},
     alerts: [...alerts.values()],
+    // Alertmanager computes `status` after max_alerts cut the list: it says
+    // nothing of the alerts left out, and neither does anything else here.
+    ...((payload.truncatedAlerts ?? 0) > 0 ? { alertsLeftOut: true } : {}),
   };
 }
 

@@ -24,13 +24,22 @@ export interface AlertState {
   resolution_source: AlertResolutionSource | null;
 }
 
-/** One notification of an alert group's whole current state: dates are dates, duplicates are gone. */
+/**
+ * One notification of an alert group's current state: dates are dates,
+ * duplicates are gone. The whole group, unless `alertsLeftOut`.
+ */
 export interface AlertGroupNotification {
   groupKey: string;
   groupLabels: Record<string, string>;
   commonLabels: Record<string, string>;
   commonAnnotations: Record<string, string>;
   alerts: AlertState[];
+  /**
+   * The sender left alerts out (Alertmanager's `max_alerts`,
+   * `truncatedAlerts`): one not listed may be firing, so the listed ones all
+   * resolved do not make the group quiet.
+   */
+  alertsLeftOut?: boolean;
 }
 
 /**

@@ -79,14 +79,21 @@ export async function linkAlerts(
  * incident's resolve then took 6-19 ms; bench/README.md, "Resolves and
  * kept plans").
  */
-export async function hasFiringAlerts(db: Queryable, incidentId: number): Promise<boolean> {
+export async function hasFiringAlerts(
+  db: Queryable,
+  incidentId: number,
+  /** Also count as firing an incident whose group's notification left alerts out after this. */
+  leftOutAfter: Date | null = null,
+): Promise<boolean> {
   const result = await db.query<{ firing: boolean }>(
     `SELECT EXISTS (
        SELECT 1 FROM incident_alerts ia
         WHERE ia.incident_id = $1
           AND (SELECT a.status FROM alerts a WHERE a.id = ia.alert_id) = 'firing'
+     ) OR EXISTS (
+       SELECT 1 FROM incidents i WHERE i.id = $1 AND i.alerts_left_out_at > $2::timestamptz
      ) AS firing`,
-    [incidentId],
+    [incidentId, leftOutAfter],
   );
   return result.rows[0]?.firing ?? false;
 }

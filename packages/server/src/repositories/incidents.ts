@@ -288,21 +288,29 @@ export async function deleteIncidentsResolvedBefore(
  * Groups of open incidents that have alerts and none of them firing, except
  * those in `exclude`: incidents the resolve of their last alert did not
  * reach (the alert resolved, or expired, through another group that carries
- * it too). What the staleness sweep resolves.
+ * it too). What the staleness sweep resolves. Not those whose group's
+ * notification left alerts out (max_alerts) after `leftOutAfter`.
  */
 export async function groupsOfOpenIncidentsWithoutFiringAlerts(
   db: Queryable,
   exclude: string[],
   limit: number,
+  leftOutAfter: Date,
 ): Promise<string[]> {
   const result = await db.query<{ group_key: string }>(
     `SELECT i.group_key FROM incidents i
       WHERE i.status <> 'resolved' AND NOT (i.group_key = ANY($1::text[]))
+        AND (i.alerts_left_out_at IS NULL OR i.alerts_left_out_at <= $3)
         AND EXISTS (SELECT 1 FROM incident_alerts ia WHERE ia.incident_id = i.id)
         AND NOT EXISTS (SELECT 1 FROM incident_alerts ia JOIN alerts a ON a.id = ia.alert_id
                          WHERE ia.incident_id = i.id AND a.status = 'firing')
       LIMIT $2`,
-    [exclude, limit],
+    [exclude, limit, leftOutAfter],
   );
   return result.rows.map((row) => row.group_key);
+}
+
+/** Notes that the group's notification left alerts out just now (the column's migration, 1080). */
+export async function markAlertsLeftOut(tx: Queryable, incidentId: number, now: Date): Promise<void> {
+  await tx.query('UPDATE incidents SET alerts_left_out_at = $2 WHERE id = $1', [incidentId, now]);
 }

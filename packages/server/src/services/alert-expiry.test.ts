@@ -105,6 +105,48 @@ forEachDatabase('staleness: alerts not refreshed count as resolved (expiry)', (d
     assert.equal(detail.resolution_source, 'alerts');
   });
 
+  test('a notification that leaves firing alerts out (max_alerts) resolves nothing; the sweep waits TERDUT_ALERT_STALE_AFTER after the last one', async () => {
+    const a = { name: 'Truncated', labels: { instance: 'a' } };
+    const b = { name: 'Truncated', labels: { instance: 'b' } };
+    // max_alerts: 1, a and b firing: Alertmanager lists a and leaves b out.
+    const id = (
+      await post(notification({ groupKey: 'trunc-1', alerts: [firingAlert(a)], truncatedAlerts: 1 }))
+    ).body.incident_id;
+    // a resolves while b fires: a listed as resolved, b left out. Alertmanager computes the
+    // notification's status from the list it cut: "resolved", as notification() does.
+    const aResolved = notification({ groupKey: 'trunc-1', alerts: [resolvedAlert(a)], truncatedAlerts: 1 });
+    assert.equal(aResolved.status, 'resolved');
+    assert.equal((await post(aResolved)).status, 200);
+    assert.equal((await incident(id)).status, 'triggered', 'b still fires, unseen');
+    clock.advance(59 * 60_000);
+    await server.app.services.alertExpiry.sweep();
+    assert.equal(
+      (await incident(id)).status,
+      'triggered',
+      'the sweep does not take the left-out alerts for quiet',
+    );
+
+    // Alertmanager's next notification has room for b (a was dropped once sent): the same incident.
+    assert.equal(
+      (await post(notification({ groupKey: 'trunc-1', alerts: [firingAlert(b)] }))).body.incident_id,
+      id,
+    );
+    await post(notification({ groupKey: 'trunc-1', alerts: [resolvedAlert(b)] }));
+    assert.equal((await incident(id)).status, 'resolved', 'the whole group listed, all resolved');
+
+    // A group that goes silent after such a notification is resolved once it is stale.
+    const silent = (
+      await post(notification({ groupKey: 'trunc-2', alerts: [firingAlert(a)], truncatedAlerts: 1 }))
+    ).body.incident_id;
+    await post({ ...aResolved, groupKey: 'trunc-2' });
+    clock.advance(59 * 60_000);
+    await server.app.services.alertExpiry.sweep();
+    assert.equal((await incident(silent)).status, 'triggered');
+    clock.advance(2 * 60_000);
+    await server.app.services.alertExpiry.sweep();
+    assert.equal((await incident(silent)).status, 'resolved');
+  });
+
   test('Alertmanager still reporting an expired alert as firing revives it in a new incident', async () => {
     const spec = { name: 'Revived' };
     const id = (await post(notification({ groupKey: 'stale-4', alerts: [firingAlert(spec)] }))).body

@@ -104,7 +104,7 @@ export class AlertExpiryService {
           const expired = await expireStaleAlertsOfGroup(tx, groupKey, now, this.#staleAfterMs);
           const resolved =
             open !== undefined && expired.length > 0
-              ? await resolveIfAllAlertsResolved(tx, open, now)
+              ? await resolveIfAllAlertsResolved(tx, open, now, cutoff)
               : undefined;
           return { expired: expired.length, resolved };
         });
@@ -130,14 +130,17 @@ export class AlertExpiryService {
     let resolved = 0;
     const visited = new Set<string>();
     for (;;) {
-      const groups = await groupsOfOpenIncidentsWithoutFiringAlerts(this.#db, [...visited], 100);
+      const staleBefore = new Date(this.#clock.now().getTime() - this.#staleAfterMs);
+      const groups = await groupsOfOpenIncidentsWithoutFiringAlerts(this.#db, [...visited], 100, staleBefore);
       if (groups.length === 0) return resolved;
       for (const groupKey of groups) {
         visited.add(groupKey);
         const done = await this.#db.transaction(async (tx) => {
           if (!(await tryLockIncidentGroup(tx, groupKey))) return undefined;
           const open = await lockOpenIncidentOfGroup(tx, groupKey);
-          return open === undefined ? undefined : resolveIfAllAlertsResolved(tx, open, this.#clock.now());
+          if (open === undefined) return undefined;
+          const now = this.#clock.now();
+          return resolveIfAllAlertsResolved(tx, open, now, new Date(now.getTime() - this.#staleAfterMs));
         });
         if (done !== undefined) {
           resolved += 1;

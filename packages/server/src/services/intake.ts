@@ -16,6 +16,7 @@ import {
   lockOpenIncidentOfGroup,
   updateIncident,
   type IncidentRow,
+  markAlertsLeftOut,
 } from '../repositories/incidents.ts';
 import {
   linkAlerts,
@@ -291,10 +292,17 @@ export class IntakeService {
     // joined, or was one), so the incident cannot be quiet: no need to count.
     const carriesFiring = live.some((alert) => alert.row.status === 'firing');
     if (incident !== undefined && !carriesFiring) {
-      const closed = await resolveIfAllAlertsResolved(tx, incident, now);
-      if (closed !== undefined) {
-        resolved = true;
-        incident = closed;
+      if (notification.alertsLeftOut === true) {
+        // The sender left alerts out (max_alerts), and one of those may be
+        // firing: nothing here says it is quiet. Noted, so that the
+        // staleness sweep waits for the group too (migration 1080).
+        if (incident.status !== 'resolved') await markAlertsLeftOut(tx, incident.id, now);
+      } else {
+        const closed = await resolveIfAllAlertsResolved(tx, incident, now);
+        if (closed !== undefined) {
+          resolved = true;
+          incident = closed;
+        }
       }
     }
     return {
