@@ -633,6 +633,30 @@ for (const kind of ['pglite', 'postgres'] as const) {
       );
     });
 
+    test(
+      'on a slow network, a second tap on Create API key makes no second key',
+      { skip: kind !== 'pglite' },
+      async () => {
+        const page = await newPage({ phone: true, as: 'mia' });
+        await page.goto(`${stack.url}/me`);
+        await page.route('**/api/users/*/api-keys', async (route) => {
+          if (route.request().method() === 'POST') await new Promise((resolve) => setTimeout(resolve, 1500));
+          await route.continue();
+        });
+        await page.getByLabel('Key name').fill('mia-phone');
+        const create = page.getByRole('button', { name: 'Create API key' });
+        await create.tap();
+        // Nothing seems to happen yet: the person taps again.
+        await create.tap({ force: true });
+        await page.getByTestId('new-key').waitFor();
+        await page.waitForTimeout(2000);
+        const keys = (await stack.api('GET', `/api/users/${stack.member.id}/api-keys`)).body as {
+          name: string;
+        }[];
+        assert.equal(keys.filter((key) => key.name === 'mia-phone').length, 1, JSON.stringify(keys));
+      },
+    );
+
     test('the audit log shows its newest entries and reaches the oldest with Older entries', async () => {
       const created = await stack.api('POST', '/api/users', {
         username: 'auditee',

@@ -69,7 +69,9 @@ export function ApiKeysPanel(props: {
           Key name
           <input value={name} required onInput={(event) => setName(event.currentTarget.value)} />
         </label>
-        <button type="submit">Create API key</button>
+        <button type="submit" disabled={action.busy}>
+          Create API key
+        </button>
       </form>
     </div>
   );

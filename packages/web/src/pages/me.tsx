@@ -59,7 +59,9 @@ export function MePage() {
           />
         </label>
         <ErrorNote error={password.error} />
-        <button type="submit">{has_password ? 'Change password' : 'Set password'}</button>
+        <button type="submit" disabled={password.busy}>
+          {has_password ? 'Change password' : 'Set password'}
+        </button>
       </form>
       <PagingWarning />
       <h2>Notifications</h2>
@@ -81,7 +83,9 @@ export function MePage() {
           <input value={topic} onInput={(event) => setTopic(event.currentTarget.value)} />
         </label>
         <ErrorNote error={notify.error} />
-        <button type="submit">Save topic</button>
+        <button type="submit" disabled={notify.busy}>
+          Save topic
+        </button>
       </form>
       <h2>Contact methods</h2>
       <p class="muted">Where terdut pages me when I am on call or named in an escalation step.</p>

@@ -131,7 +131,9 @@ function NewPerson(props: { onCreated: () => void }) {
           <option value="admin">admin</option>
         </select>
       </label>
-      <button type="submit">Add person</button>
+      <button type="submit" disabled={action.busy}>
+        Add person
+      </button>
       <ErrorNote error={action.error} />
     </form>
   );
@@ -198,7 +200,9 @@ function PersonCard(props: { person: Person; onChanged: () => void }) {
             onInput={(event) => setPassword(event.currentTarget.value)}
           />
         </label>
-        <button type="submit">Set password</button>
+        <button type="submit" disabled={action.busy}>
+          Set password
+        </button>
       </form>
       {message && (
         <p role="status" class="ok">
@@ -243,7 +247,9 @@ function NewServiceAccount(props: { onCreated: () => void }) {
           Service account name
           <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
         </label>
-        <button type="submit">Add service account</button>
+        <button type="submit" disabled={action.busy}>
+          Add service account
+        </button>
         <ErrorNote error={action.error} />
       </form>
       {key && (
