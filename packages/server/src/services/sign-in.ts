@@ -8,6 +8,7 @@ import { forbidden, unauthorized } from '../errors.ts';
 import { dummyPasswordHash, verifyPassword } from '../auth/password-hash.ts';
 import { findPasswordHolderByUsername } from '../repositories/passwords.ts';
 import { findUserById, type UserRow } from '../repositories/users.ts';
+import { isUsername } from './user-fields.ts';
 
 /** The answer every sign-in gives before the instance is bootstrapped (bootstrap-protocol.md). */
 export const NOT_SET_UP_MESSAGE = 'this server has not been set up yet';
@@ -54,7 +55,12 @@ export class SignInService {
     // Counted as a failure from here until the password proves right.
     const attempt = await this.#throttle.admit(input.username, input.clientAddress);
 
-    const holder = await findPasswordHolderByUsername(this.#db, input.username);
+    // Only a name of a username's form can name an account: the database folds case with its
+    // locale (lower('İ') is 'i'), the throttle with JavaScript's ('İ' becomes 'i' and a combining
+    // dot), so "lİli" found lili's account with a budget of guesses of its own.
+    const holder = isUsername(input.username)
+      ? await findPasswordHolderByUsername(this.#db, input.username)
+      : undefined;
     const storedHash = holder?.password_hash ?? (await dummyPasswordHash());
     const matches = await verifyPassword(input.password, storedHash);
 

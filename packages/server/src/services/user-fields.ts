@@ -16,6 +16,11 @@ const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const EMAIL =
   /^[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+(?:\.[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+)*@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?$/u;
 
+/** True when `value` has the form of a username (and so could name an account). */
+export function isUsername(value: string): boolean {
+  return USERNAME.test(value);
+}
+
 /** Checks a person's username; throws 400 naming `field`. */
 export function parseUsername(value: string, field = 'username'): string {
   if (!USERNAME.test(value)) {

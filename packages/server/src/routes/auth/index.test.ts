@@ -451,6 +451,37 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     assert.equal(limited.status, 429);
   });
 
+  test('a username spelt with a letter that folds to ASCII only in the database (İ for i) signs nobody in and gets no budget of its own', async () => {
+    // PostgreSQL's lower() folds "İ" to "i"; JavaScript's toLowerCase() folds it to "i" plus a
+    // combining dot. Matching such a spelling would give each of a name's i's a fresh budget of
+    // five guesses. No username holds anything but ASCII letters, digits and . _ @ -.
+    const user = await server.createUser(`lili-${++names}`);
+    const set = await server.request({
+      method: 'PUT',
+      url: `/api/users/${user.id}/password`,
+      payload: { password: 'correct horse battery' },
+      as: admin,
+    });
+    assert.equal(set.status, 204);
+    for (let i = 0; i < 5; i++) {
+      const failed = await server.request({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { username: user.username, password: `guess number ${i}` },
+        remoteAddress: `10.3.0.${i}`,
+      });
+      assert.equal(failed.status, 401);
+    }
+    const variant = await server.request({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: user.username.replace('i', '\u0130'), password: 'correct horse battery' },
+      remoteAddress: '10.3.0.99',
+    });
+    assert.equal(variant.status, 401, JSON.stringify(variant.body));
+    assert.match(variant.body.error, /wrong username or password/);
+  });
+
   test('after 30 failures from one address, that address is refused for every username', async () => {
     const person = await personWithPassword();
     for (let i = 0; i < 30; i++) {
