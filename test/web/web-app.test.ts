@@ -779,6 +779,44 @@ for (const kind of ['pglite', 'postgres'] as const) {
       assert.equal(await page.getByRole('textbox', { name: 'Note' }).inputValue(), tooLong);
     });
 
+    test(
+      'on a phone, an action with no answer (network down, a proxy’s 502) says what to do, in words',
+      {
+        skip: kind !== 'pglite',
+      },
+      async () => {
+        const id = await fireAlert('NoAnswer');
+        const page = await newPage({ phone: true, as: 'admin' });
+        await page.goto(`${stack.url}/incidents/${id}`);
+        const acknowledge = page.getByRole('button', { name: 'Acknowledge', exact: true });
+        await acknowledge.waitFor();
+
+        await page.route('**/acknowledge', (route) => route.abort('connectionrefused'));
+        await acknowledge.tap();
+        const refusal = page.getByRole('alert').filter({ hasText: /terdut/ });
+        await refusal.waitFor();
+        const offline = await refusal.innerText();
+        assert.match(offline, /no answer from terdut/i);
+        assert.match(offline, /check your connection/i);
+        assert.doesNotMatch(offline, /POST|\/api\//, 'no request line');
+
+        await page.unroute('**/acknowledge');
+        await page.route('**/acknowledge', (route) =>
+          route.fulfill({
+            status: 502,
+            contentType: 'text/html',
+            body: '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>',
+          }),
+        );
+        await acknowledge.tap();
+        await page.getByRole('alert').filter({ hasText: /502/ }).waitFor();
+        const proxied = await page.getByRole('alert').filter({ hasText: /502/ }).innerText();
+        assert.doesNotMatch(proxied, /<html|<\/?\w+>/, 'no HTML');
+        assert.match(proxied, /try again/i);
+        assert.equal((await incident(id)).status, 'triggered');
+      },
+    );
+
     test('when the session ends, the sign-in form says why, and the note being written is there again after', async () => {
       const id = await fireAlert('SessionEndsMidNote');
       const page = await newPage({ phone: true, as: 'mia' });

@@ -7,6 +7,7 @@
 import {
   TerdutApiError,
   TerdutClient,
+  TerdutNetworkError,
   type AuditEntry,
   type Me as MeWire,
   type ServerInfo,
@@ -184,8 +185,27 @@ export const api = {
   deleteMaintenanceWindow: (id: number) => http.request<void>('DELETE', `/api/maintenance-windows/${id}`),
 };
 
-/** The server's own words for a failed call, for showing in place. */
+/**
+ * The server's own words for a failed call, for showing in place; when no
+ * server answered, what happened and what to do, in words (not the request
+ * line, nor a proxy's HTML error page).
+ */
 export function errorText(error: unknown): string {
+  if (error instanceof TerdutNetworkError) {
+    // A change that got no answer may or may not have been made (the answer, not the request, can be
+    // what was lost); a read that got none leaves the page showing what it had.
+    const change = error.method !== 'GET';
+    if (error.cause instanceof Error && error.cause.name === 'TimeoutError')
+      return change
+        ? 'terdut did not answer in time, so this may or may not have been done: wait for the page to show it before trying again.'
+        : 'terdut did not answer in time: what the page shows may be out of date.';
+    return change
+      ? 'No answer from terdut, so this was probably not done: check your connection, then try again once the header says Live.'
+      : 'No answer from terdut: check your connection, or wait for the server to come back. What the page shows may be out of date.';
+  }
+  // A proxy's own page (nginx's 502 while the server restarts), not the server's words.
+  if (error instanceof TerdutApiError && error.status >= 500 && /^\s*</.test(error.serverMessage))
+    return `terdut is not reachable (HTTP ${error.status} from a proxy): the server may be restarting. Try again in a moment.`;
   if (error instanceof TerdutApiError) {
     // The wait, unless the server's words already give it.
     const wait =
