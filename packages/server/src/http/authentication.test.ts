@@ -13,6 +13,7 @@ import {
   ManualClock,
   createTestPglite,
   startTestApp,
+  testConfig,
   type TestApp,
   type TestUser,
 } from '@terdut/test-support';
@@ -285,6 +286,31 @@ test('a capability route admits exactly one incident, action and person until th
     assert.equal((await ack(42, token)).statusCode, 401, 'expired');
   } finally {
     await app.close();
+    await db.close();
+  }
+});
+
+test('no public route answers 5xx to any spelling of its URL, with a TERDUT_PUBLIC_URL that names a port', async () => {
+  // The OIDC callback appended the request target to TERDUT_PUBLIC_URL: an absolute-form
+  // target (`GET http://x/auth/oidc/callback`) made `http://terdut.test:8080http://x/…`, no URL.
+  const db = await createTestPglite();
+  const server = await startTestApp(db, {
+    config: testConfig({ TERDUT_PUBLIC_URL: 'http://terdut.test:8080' }),
+  });
+  try {
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (server.app.server.address() as AddressInfo).port;
+    const failures: string[] = [];
+    for (const route of server.app.declaredRoutes.filter((r) => isPublic(r.auth, false))) {
+      const body = ['POST', 'PUT'].includes(route.method) ? '{}' : '';
+      for (const target of spellings(concrete(route.url))) {
+        const { status } = await rawRequest(port, `${route.method} ${target} HTTP/1.1`, {}, body);
+        if (status >= 500) failures.push(`${route.method} ${target} (route ${route.url}) → ${status}`);
+      }
+    }
+    assert.deepEqual(failures, []);
+  } finally {
+    await server.close();
     await db.close();
   }
 });

@@ -156,10 +156,15 @@ export function signInRoutes(deps: SignInRouteDeps) {
         reply.clearCookie(OIDC_FLOW_COOKIE, { path: OIDC_FLOW_PATH });
         const returnTo = pageOfThisSite(request.cookies[OIDC_RETURN_COOKIE]);
         reply.clearCookie(OIDC_RETURN_COOKIE, { path: OIDC_FLOW_PATH });
-        // Built from TERDUT_PUBLIC_URL, not the Host header, so it matches
-        // the registered redirect URI exactly.
-        const base = (publicUrl ?? `http://${request.headers.host ?? 'localhost'}`).replace(/\/+$/, '');
-        const callbackUrl = new URL(base + request.url);
+        // The registered redirect URI (TERDUT_PUBLIC_URL's, never the Host header) with the
+        // provider's parameters: whatever spelling of the path the browser sent (absolute-form,
+        // percent-encoded), the redirect_uri redeemed is the one registered, and no spelling
+        // makes a URL that does not parse (a 500). Without TERDUT_PUBLIC_URL, OIDC is off (404).
+        const base = (publicUrl ?? 'http://localhost').replace(/\/+$/, '');
+        const queryAt = request.url.indexOf('?');
+        const callbackUrl = new URL(
+          `${base}${OIDC_FLOW_PATH}/callback${queryAt === -1 ? '' : request.url.slice(queryAt)}`,
+        );
         const session = await deps.oidc.complete({ callbackUrl, flowCookie, clientAddress: request.ip });
         setSessionCookies(reply, request, session, publicUrl);
         return reply.redirect(returnTo, 302);
