@@ -201,6 +201,43 @@ describe('the paging pages [pglite]', () => {
     await assertNoHorizontalScroll(page, 'the Me page');
   });
 
+  test('heartbeats and maintenance left open on a wall display move with the clock: missed, current', async () => {
+    const beat = await stack.api('POST', '/api/heartbeats', { name: 'Wall watchdog', interval: '5m' });
+    assert.equal(beat.status, 201, JSON.stringify(beat.body));
+    const minutes = (count: number) => new Date(Date.now() + count * 60_000).toISOString();
+    const upgrade = await stack.api('POST', '/api/maintenance-windows', {
+      starts_at: minutes(15),
+      ends_at: minutes(60),
+      reason: 'Wall upgrade',
+    });
+    assert.equal(upgrade.status, 201, JSON.stringify(upgrade.body));
+    try {
+      const page = await newPage('admin');
+      await page.clock.install({ time: new Date() });
+      await page.goto(`${stack.url}/heartbeats`);
+      const card = page
+        .getByRole('list', { name: 'Heartbeats' })
+        .getByRole('listitem')
+        .filter({ hasText: 'Wall watchdog' });
+      await card.getByText('alive', { exact: true }).waitFor();
+      // Ten minutes without a ping, the page untouched: the minute's refresh shows it missed.
+      await page.clock.fastForward('10:00');
+      await card.getByText('missed', { exact: true }).waitFor();
+
+      await open(page, 'Maintenance', 'Maintenance windows');
+      const windowCard = page
+        .getByRole('list', { name: 'Maintenance windows' })
+        .getByRole('listitem')
+        .filter({ hasText: 'Wall upgrade' });
+      await windowCard.getByText('upcoming', { exact: true }).waitFor();
+      await page.clock.fastForward('10:00');
+      await windowCard.getByText('current', { exact: true }).waitFor();
+    } finally {
+      await stack.api('DELETE', `/api/heartbeats/${beat.body.id}`);
+      await stack.api('DELETE', `/api/maintenance-windows/${upgrade.body.id}`);
+    }
+  });
+
   test('a member on call with no way to reach her is warned on the queue and the Me page', async () => {
     const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin' }).format(new Date());
     const scheduled = await stack.api('POST', '/api/schedule', { user_id: stack.member.id, dates: [today] });

@@ -17,6 +17,7 @@ import {
   type PolicyStep,
   type PolicyTarget,
 } from '../api.ts';
+import { useLive } from '../live.ts';
 import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 
 /** The server's warning when I am on call and nothing can reach me; nothing otherwise. */
@@ -509,6 +510,9 @@ export function HeartbeatsPage() {
   const { me, info } = useSession();
   const admin = me.user.role === 'admin';
   const heartbeats = useData(() => api.heartbeats(), []);
+  // No change is announced for a ping or a miss; the minute's refresh (and every reconnection) reads
+  // them again, so a page left open shows a heartbeat missed, not alive as when it opened.
+  useLive(() => false, heartbeats.reload);
   const [name, setName] = useState('');
   const [every, setEvery] = useState('5m');
   const [grace, setGrace] = useState('1m');
@@ -672,6 +676,8 @@ export function MaintenancePage() {
   const { me, info } = useSession();
   const admin = me.user.role === 'admin';
   const windows = useData(() => api.maintenanceWindows(), []);
+  // Read again every minute: a window starts (upcoming → current) and ends without any change.
+  useLive(() => false, windows.reload);
   const [startsAt, setStartsAt] = useState('');
   const [endsAt, setEndsAt] = useState('');
   const [reason, setReason] = useState('');
