@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { tooManyRequests } from '../errors.ts';
@@ -100,4 +101,28 @@ export class SignInThrottle {
 
 // Case-folded, so "Alice" and "alice" share one budget.
 const usernameBucket = (username: string): string => `username:${username.toLowerCase()}`;
-const addressBucket = (address: string): string => `address:${address}`;
+const addressBucket = (address: string): string => `address:${clientNetwork(address)}`;
+
+/**
+ * What one client is counted as: an IPv4 address as it is (an IPv4-mapped
+ * IPv6 one too), an IPv6 address by its /64. A subscriber is given a whole
+ * /64 (RFC 6177; every VPS and home line), so counting each address alone
+ * gave whoever holds one 2^64 budgets of guesses.
+ *
+ * @example clientNetwork('2001:db8:7:1::1') // '2001:db8:7:1::/64'
+ */
+export function clientNetwork(address: string): string {
+  if (!isIPv6(address)) return address;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  const [head = '', tail] = address.split('%', 1)[0]!.split('::');
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':'));
+  const front = groupsOf(head);
+  const back = tail === undefined ? [] : groupsOf(tail);
+  // `::` stands for enough zero groups to make eight; a trailing dotted IPv4 part is two groups.
+  const width = (groups: string[]) => groups.length + (groups.at(-1)?.includes('.') ? 1 : 0);
+  const zeros = tail === undefined ? [] : Array<string>(8 - width(front) - width(back)).fill('0');
+  const groups = [...front, ...zeros, ...back];
+  const prefix = groups.slice(0, 4).map((group) => parseInt(group, 16).toString(16));
+  return `${prefix.join(':')}::/64`;
+}

@@ -451,6 +451,30 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     assert.equal(limited.status, 429);
   });
 
+  test('failed sign-ins from one IPv6 network (a /64) count together, so changing the address does not reset the count', async () => {
+    // One subscriber (a VPS, a home line) gets a whole /64: counted per address, each of its
+    // 2^64 addresses had 30 guesses of its own, and spraying passwords was unlimited.
+    for (let i = 0; i < 30; i++) {
+      const failed = await server.request({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { username: `sprayed-v6-${i}`, password: 'password1234' },
+        remoteAddress: `2001:db8:77:1::${(i + 1).toString(16)}`,
+      });
+      assert.equal(failed.status, 401);
+    }
+    const limited = await server.request({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: 'sprayed-v6-next', password: 'password1234' },
+      remoteAddress: '2001:db8:77:1:aaaa:bbbb:cccc:dddd',
+    });
+    assert.equal(limited.status, 429, JSON.stringify(limited.body));
+    assert.match(limited.body.error, /from your address/);
+    const person = await personWithPassword();
+    await signIn(person.username, person.password, '2001:db8:77:2::1');
+  });
+
   test('a username spelt with a letter that folds to ASCII only in the database (İ for i) signs nobody in and gets no budget of its own', async () => {
     // PostgreSQL's lower() folds "İ" to "i"; JavaScript's toLowerCase() folds it to "i" plus a
     // combining dot. Matching such a spelling would give each of a name's i's a fresh budget of
