@@ -53,9 +53,10 @@ describe('the schedule pages [pglite]', () => {
 
   async function newPage(
     as: 'admin' | 'mia',
-    options: { phone?: boolean; dark?: boolean } = {},
+    options: { phone?: boolean; dark?: boolean; timezoneId?: string } = {},
   ): Promise<Page> {
     const context = await browser.newContext({
+      ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
       ...(options.phone
         ? { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 1 }
         : { viewport: DESKTOP }),
@@ -274,6 +275,24 @@ describe('the schedule pages [pglite]', () => {
     await mia.getByRole('button', { name: 'Turn on or get a new feed URL' }).click();
     await mia.getByTestId('feed-url').filter({ hasNotText: first }).waitFor();
     assert.equal((await fetch(first)).status, 404);
+  });
+
+  test("when a feed's URL was made is said in the server's zone, not the browser's", async () => {
+    const made = await stack.api('POST', `/api/users/${stack.member.id}/calendar-feed`);
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const since = (await stack.api('GET', '/api/me', undefined, stack.member.key)).body
+      .calendar_feed_created_at;
+    // mia reads it on a laptop set to New York; the server's zone is Berlin, 6 hours ahead.
+    const page = await newPage('mia', { timezoneId: 'America/New_York' });
+    await page.goto(`${stack.url}/me`);
+    const said = await page.getByText(/^The feed is on; its URL was made /).innerText();
+    const berlin = new Intl.DateTimeFormat('sv-SE', {
+      timeZone: 'Europe/Berlin',
+      dateStyle: 'short',
+      timeStyle: 'short',
+    }).format(new Date(since));
+    assert.ok(said.includes(`${berlin} (Europe/Berlin)`), `${said} says ${berlin} (Europe/Berlin)`);
+    await stack.api('DELETE', `/api/users/${stack.member.id}/calendar-feed`);
   });
 
   test('a link to a month that is not one shows this month, and the app goes on working', async () => {

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ErrorNote, useAction } from '../ui.tsx';
+import { ErrorNote, formatTime, useAction } from '../ui.tsx';
 
 /**
  * A secret calendar feed: the server keeps only a hash, so the URL can be
@@ -11,6 +11,8 @@ export function CalendarFeedPanel(props: {
   what: string;
   /** When the feed URL in use was made (the API's `…feed_created_at`); undefined while the feed is off. */
   since: string | undefined;
+  /** The zone the rest of the page shows times in (the server's, or the schedule's). */
+  zone: string;
   rotate: () => Promise<{ url: string }>;
   remove: () => Promise<void>;
 }) {
@@ -44,7 +46,10 @@ export function CalendarFeedPanel(props: {
       {on && url === undefined && note === undefined && props.since !== undefined && (
         <p class="muted">
           The feed is on; its URL was made{' '}
-          <time dateTime={props.since}>{new Date(props.since).toLocaleString()}</time>.
+          <time dateTime={props.since}>
+            {formatTime(props.since, props.zone)} ({props.zone})
+          </time>
+          .
         </p>
       )}
       <ErrorNote error={action.error} />

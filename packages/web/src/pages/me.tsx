@@ -99,6 +99,7 @@ export function MePage() {
       <CalendarFeedPanel
         what="your shifts in every schedule"
         since={session.me.calendar_feed_created_at}
+        zone={session.info.time_zone}
         rotate={() => client.schedules.rotatePersonFeed(user.id)}
         remove={() => client.schedules.deletePersonFeed(user.id)}
       />

@@ -706,6 +706,7 @@ export function ScheduleDetailPage(props: { id: number }) {
           <CalendarFeedPanel
             what={`the ${data.name} schedule`}
             since={data.feed_created_at}
+            zone={zone}
             rotate={() => client.schedules.rotateFeed(data.id)}
             remove={() => client.schedules.deleteFeed(data.id)}
           />
