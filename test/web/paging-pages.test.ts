@@ -243,11 +243,13 @@ describe('the paging pages [pglite]', () => {
     const scheduled = await stack.api('POST', '/api/schedule', { user_id: stack.member.id, dates: [today] });
     assert.ok(scheduled.status < 300, JSON.stringify(scheduled.body));
     const page = await newPage('mia');
+    // The warning says what to do, and the way there is one tap.
     await page
       .getByRole('alert')
       .filter({ hasText: /no working contact method/ })
-      .waitFor();
-    await open(page, 'Me', 'Me: mia');
+      .getByRole('link', { name: 'Add a contact method on the Me page' })
+      .click();
+    await page.getByRole('heading', { name: 'Me: mia', level: 1 }).waitFor();
     const warning = page.getByRole('alert').filter({ hasText: /no working contact method/ });
     await warning.waitFor();
     await assertAccessible(page, 'the Me page with the on-call warning');

@@ -18,6 +18,7 @@ import {
   type PolicyTarget,
 } from '../api.ts';
 import { useLive } from '../live.ts';
+import { Link, useLocation } from '../router.tsx';
 import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 
 /** The server's warning when I am on call and nothing can reach me; nothing otherwise. */
@@ -30,11 +31,20 @@ export function PagingWarning() {
     window.addEventListener(CONTACT_METHODS_CHANGED, readiness.reload);
     return () => window.removeEventListener(CONTACT_METHODS_CHANGED, readiness.reload);
   }, [readiness.reload]);
+  const { path } = useLocation();
   const warning = readiness.data?.warning;
   if (warning === undefined) return null;
+  // The server's words end with what an API client does ("add one under /api/users/{id}/…"); a
+  // person gets the way to the form instead.
+  const words = warning.replace(/;\s*add one under \/api\/\S+$/, '');
   return (
     <p class="warning" role="alert">
-      {warning}
+      {words}.{' '}
+      {path === '/me' ? (
+        'Add a contact method below.'
+      ) : (
+        <Link href="/me">Add a contact method on the Me page</Link>
+      )}
     </p>
   );
 }
