@@ -21,10 +21,14 @@ import { useLive } from '../live.ts';
 import { Link, useLocation } from '../router.tsx';
 import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 
-/** The server's warning when I am on call and nothing can reach me; nothing otherwise. */
 /** Said when the signed-in person's contact methods changed, so the warning about them is read again. */
 const CONTACT_METHODS_CHANGED = 'terdut:contact-methods-changed';
 
+/**
+ * A warning when nothing can reach me (the server warns, GET /api/paging/me),
+ * in a person's words with the way to the form; nothing otherwise. The
+ * server's own text is for API clients (it names the route to call).
+ */
 export function PagingWarning() {
   const readiness = useData(() => api.pagingReadiness(), []);
   useEffect(() => {
@@ -32,14 +36,13 @@ export function PagingWarning() {
     return () => window.removeEventListener(CONTACT_METHODS_CHANGED, readiness.reload);
   }, [readiness.reload]);
   const { path } = useLocation();
-  const warning = readiness.data?.warning;
-  if (warning === undefined) return null;
-  // The server's words end with what an API client does ("add one under /api/users/{id}/…"); a
-  // person gets the way to the form instead.
-  const words = warning.replace(/;\s*add one under \/api\/\S+$/, '');
+  if (readiness.data?.warning === undefined) return null;
+  const words = readiness.data.on_call_now
+    ? 'You are on call now but have no working contact method: nobody can page you.'
+    : 'You have no working contact method: if you are paged, you will be skipped.';
   return (
     <p class="warning" role="alert">
-      {words}.{' '}
+      {words}{' '}
       {path === '/me' ? (
         'Add a contact method below.'
       ) : (

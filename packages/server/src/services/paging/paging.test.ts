@@ -137,6 +137,11 @@ forEachDatabase('paging', (database) => {
       assert.equal(warned.body.on_call_now, true);
       assert.equal(warned.body.working_contact_methods, 0);
       assert.match(warned.body.warning, /on call now but have no working contact method/);
+      // An API client is told the route to call, with its own id.
+      assert.ok(
+        warned.body.warning.endsWith(`; add one with POST /api/users/${newcomer.id}/contact-methods`),
+        warned.body.warning,
+      );
     } finally {
       clock.set('2026-12-03T09:00:00Z');
     }

@@ -340,12 +340,13 @@ export class PagingService {
       if (onCallNow) break;
     }
     const working = (await this.#contactsOf(this.#db, person)).length;
+    const fix = `add one with POST /api/users/${userId}/contact-methods`;
     const warning =
       working > 0
         ? undefined
         : onCallNow
-          ? 'you are on call now but have no working contact method: nobody can page you; add one under /api/users/{id}/contact-methods'
-          : 'you have no working contact method: if you are paged, you will be skipped';
+          ? `you are on call now but have no working contact method: nobody can page you; ${fix}`
+          : `you have no working contact method: if you are paged, you will be skipped; ${fix}`;
     return { on_call_now: onCallNow, working_contact_methods: working, ...(warning ? { warning } : {}) };
   }
 
