@@ -50,10 +50,11 @@ export interface TestApp {
 
 export async function startTestApp(
   db: Database,
-  options: { config?: Config; clock?: Clock } = {},
+  /** `webDir`: the built web app to serve (default: the checkout's build, which may not exist yet). */
+  options: { config?: Config; clock?: Clock; webDir?: string } = {},
 ): Promise<TestApp> {
   const config = options.config ?? testConfig();
-  const app = await buildApp({ db, config, clock: options.clock });
+  const app = await buildApp({ db, config, clock: options.clock, webDir: options.webDir });
   await app.ready();
   return {
     app,

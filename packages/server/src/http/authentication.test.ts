@@ -7,6 +7,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import {
@@ -294,8 +297,13 @@ test('no public route answers 5xx to any spelling of its URL, with a TERDUT_PUBL
   // The OIDC callback appended the request target to TERDUT_PUBLIC_URL: an absolute-form
   // target (`GET http://x/auth/oidc/callback`) made `http://terdut.test:8080http://x/…`, no URL.
   const db = await createTestPglite();
+  // A web app of its own: without a build in the checkout (CI builds it later, for the browser
+  // tests) every path the web app serves answers 503 "not built", which is not what is tested here.
+  const webDir = mkdtempSync(join(tmpdir(), 'terdut-web-build-'));
+  writeFileSync(join(webDir, 'index.html'), '<!doctype html><title>terdut</title>');
   const server = await startTestApp(db, {
     config: testConfig({ TERDUT_PUBLIC_URL: 'http://terdut.test:8080' }),
+    webDir,
   });
   try {
     await server.app.listen({ host: '127.0.0.1', port: 0 });
@@ -312,5 +320,6 @@ test('no public route answers 5xx to any spelling of its URL, with a TERDUT_PUBL
   } finally {
     await server.close();
     await db.close();
+    rmSync(webDir, { recursive: true, force: true });
   }
 });
