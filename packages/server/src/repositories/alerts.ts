@@ -272,10 +272,14 @@ const ALERTS_PER_JSON_PART = 32;
  * megabyte is born in V8's old generation, one more step towards a full
  * collection at every refresh, where short strings die young
  * (bench/README.md, "Results kept alive by node-postgres' timer").
+ * With how many there are: the page's `alert_count`, from the same snapshot.
  */
-export async function alertsOfIncidentJsonParts(db: Queryable, incidentId: number): Promise<string[]> {
-  const result = await db.query<{ part: string }>(
-    `SELECT string_agg(alert, ',' ORDER BY position) AS part
+export async function alertsOfIncidentJsonParts(
+  db: Queryable,
+  incidentId: number,
+): Promise<{ parts: string[]; count: number }> {
+  const result = await db.query<{ part: string; alerts: number }>(
+    `SELECT string_agg(alert, ',' ORDER BY position) AS part, count(*)::integer AS alerts
        FROM (SELECT ${ALERT_WIRE_JSON_OF_A} AS alert,
                     row_number() OVER (ORDER BY ia.added_at DESC, a.id DESC) - 1 AS position
                FROM alerts a
@@ -285,7 +289,10 @@ export async function alertsOfIncidentJsonParts(db: Queryable, incidentId: numbe
       ORDER BY position / ${ALERTS_PER_JSON_PART}`,
     [incidentId],
   );
-  return result.rows.map((row) => row.part);
+  return {
+    parts: result.rows.map((row) => row.part),
+    count: result.rows.reduce((sum, row) => sum + row.alerts, 0),
+  };
 }
 
 /** Sets or clears `archived_at` on the alerts whose newest incident is `incidentId`. */

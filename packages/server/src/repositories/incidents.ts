@@ -128,18 +128,6 @@ export async function findIncidentById(db: Queryable, id: number): Promise<Incid
 // incidents far more often than people do, and need no count.
 const ALERT_COUNT = `(SELECT count(*) FROM incident_alerts ia WHERE ia.incident_id = i.id)::integer`;
 
-/** One incident with its alert count, as `GET /api/incidents/{id}` answers it. */
-export async function findCountedIncidentById(
-  db: Queryable,
-  id: number,
-): Promise<CountedIncidentRow | undefined> {
-  const result = await db.query<CountedIncidentRow>(
-    `${selectIncidentWith(`${ALERT_COUNT} AS alert_count`, '')} WHERE i.id = $1`,
-    [id],
-  );
-  return result.rows[0];
-}
-
 /** How many alerts joined the incident (CountedIncidentRow's `alert_count`). */
 export async function countAlertsOfIncident(db: Queryable, id: number): Promise<number> {
   const result = await db.query<{ alert_count: number }>(

@@ -7,7 +7,6 @@ import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { parseDuration } from '../duration.ts';
 import {
   countAlertsOfIncident,
-  findCountedIncidentById,
   findIncidentById,
   listIncidents,
   lockIncidentById,
@@ -79,12 +78,13 @@ export class IncidentService {
     // Both at once (two pool connections on PostgreSQL): one round trip of
     // waiting instead of two. Reading alerts of an id that does not exist
     // costs an index probe.
-    const [incident, alertsJsonParts] = await Promise.all([
-      findCountedIncidentById(this.#db, id),
+    const [incident, alerts] = await Promise.all([
+      findIncidentById(this.#db, id),
       alertsOfIncidentJsonParts(this.#db, id),
     ]);
     if (incident === undefined) throw notFound(`incident ${id}`);
-    return { incident, alertsJsonParts };
+    // Counted with the alerts it lists, so the two always agree.
+    return { incident: { ...incident, alert_count: alerts.count }, alertsJsonParts: alerts.parts };
   }
 
   /** The incident's timeline, oldest first. */
