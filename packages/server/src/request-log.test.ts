@@ -58,6 +58,11 @@ test('credentials carried in a URL are redacted in the log: acknowledge links, s
     '/auth/oidc/callback?code=[redacted]&state=[redacted]&iss=https%3A%2F%2Fidp',
   );
   assert.equal(redactUrl('/api/calendar/f33d.ics'), '/api/calendar/[redacted]');
+  // What clients put in URLs by habit, though terdut reads none of them there: still never logged.
+  assert.equal(
+    redactUrl('/api/incidents?access_token=t0k&api_key=k3y&apikey=k3y&password=pw&limit=5'),
+    '/api/incidents?access_token=[redacted]&api_key=[redacted]&apikey=[redacted]&password=[redacted]&limit=5',
+  );
   const secret = 'ab12'.repeat(16);
   for (const spelling of ['//api/calendar', '/api//calendar', '/API/calendar', '/terdut/api/calendar']) {
     assert.equal(redactUrl(`${spelling}/7-${secret}.ics`), `${spelling}/[redacted]`);

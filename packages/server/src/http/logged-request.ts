@@ -2,10 +2,12 @@ import type { FastifyRequest } from 'fastify';
 
 /**
  * Query parameters that carry a credential in a URL: a page's acknowledge
- * link (`token`), the OpenID Connect callback (`code`, `state`), and any
- * `secret` or `key` a client may put there.
+ * link (`token`), the OpenID Connect callback (`code`, `state`), and what
+ * clients put there by habit though terdut reads none of it there: any name
+ * with `token`, `secret`, `key`, `password` or `auth` in it
+ * (`access_token`, `api_key`, `apikey`, …).
  */
-const SECRET_QUERY_PARAMETERS = new Set(['token', 'code', 'state', 'secret', 'key']);
+const SECRET_QUERY_PARAMETER = /^(code|state)$|token|secret|key|passw|auth/i;
 // Paths whose last segment is the credential (the calendar feed's secret URL).
 const SECRET_PATH = /^(\/api\/calendar\/)[^/?#]+/;
 // Any path segment holding 64 hex characters: a feed's secret under another spelling of its path
@@ -30,7 +32,7 @@ export function redactUrl(url: string): string {
       } catch {
         // A malformed escape: compare it as written.
       }
-      return SECRET_QUERY_PARAMETERS.has(decoded.toLowerCase()) ? `${name}=[redacted]` : pair;
+      return SECRET_QUERY_PARAMETER.test(decoded) ? `${name}=[redacted]` : pair;
     })
     .join('&');
   return `${path}?${query}`;
