@@ -172,7 +172,14 @@ describe('the paging pages [pglite]', () => {
     await windowForm.getByLabel('Starts (Europe/Berlin)').fill('2030-01-10T22:00');
     await windowForm.getByLabel('Ends (Europe/Berlin)').fill('2030-01-11T02:00');
     await windowForm.getByLabel(/Label matchers/).fill('team="db"');
-    await windowForm.getByRole('button', { name: 'Schedule window' }).click();
+    const [created] = await Promise.all([
+      page.waitForResponse(
+        (response) =>
+          response.url().endsWith('/api/maintenance-windows') && response.request().method() === 'POST',
+      ),
+      windowForm.getByRole('button', { name: 'Schedule window' }).click(),
+    ]);
+    assert.equal(created.status(), 201, await created.text());
     const windowCard = page.getByRole('list', { name: 'Maintenance windows' }).getByRole('listitem').first();
     await windowCard.getByText('upcoming', { exact: true }).waitFor();
     const windows = (await stack.api('GET', '/api/maintenance-windows')).body;
