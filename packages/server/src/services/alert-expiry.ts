@@ -91,8 +91,12 @@ export class AlertExpiryService {
     const result: ExpirySweepResult = { expiredAlerts: 0, resolvedIncidents: 0 };
     const visited = new Set<string>();
     for (;;) {
-      const cutoff = new Date(this.#clock.now().getTime() - this.#staleAfterMs);
-      const groups = await groupsWithStaleAlerts(this.#db, cutoff, [...visited], 100);
+      const groups = await groupsWithStaleAlerts(
+        this.#db,
+        this.#staleBefore(this.#clock.now()),
+        [...visited],
+        100,
+      );
       if (groups.length === 0) break;
       for (const groupKey of groups) {
         visited.add(groupKey);
@@ -104,7 +108,7 @@ export class AlertExpiryService {
           const expired = await expireStaleAlertsOfGroup(tx, groupKey, now, this.#staleAfterMs);
           const resolved =
             open !== undefined && expired.length > 0
-              ? await resolveIfAllAlertsResolved(tx, open, now, cutoff)
+              ? await resolveIfAllAlertsResolved(tx, open, now, this.#staleBefore(now))
               : undefined;
           return { expired: expired.length, resolved };
         });
@@ -119,6 +123,11 @@ export class AlertExpiryService {
     return result;
   }
 
+  /** A firing alert last seen before this is stale (TERDUT_ALERT_STALE_AFTER). */
+  #staleBefore(now: Date): Date {
+    return new Date(now.getTime() - this.#staleAfterMs);
+  }
+
   /**
    * Resolves the open incidents none of whose alerts fires any more. An
    * alert Alertmanager routes into two groups is one alert here, stored with
@@ -130,8 +139,12 @@ export class AlertExpiryService {
     let resolved = 0;
     const visited = new Set<string>();
     for (;;) {
-      const staleBefore = new Date(this.#clock.now().getTime() - this.#staleAfterMs);
-      const groups = await groupsOfOpenIncidentsWithoutFiringAlerts(this.#db, [...visited], 100, staleBefore);
+      const groups = await groupsOfOpenIncidentsWithoutFiringAlerts(
+        this.#db,
+        [...visited],
+        100,
+        this.#staleBefore(this.#clock.now()),
+      );
       if (groups.length === 0) return resolved;
       for (const groupKey of groups) {
         visited.add(groupKey);
@@ -140,7 +153,7 @@ export class AlertExpiryService {
           const open = await lockOpenIncidentOfGroup(tx, groupKey);
           if (open === undefined) return undefined;
           const now = this.#clock.now();
-          return resolveIfAllAlertsResolved(tx, open, now, new Date(now.getTime() - this.#staleAfterMs));
+          return resolveIfAllAlertsResolved(tx, open, now, this.#staleBefore(now));
         });
         if (done !== undefined) {
           resolved += 1;
