@@ -3,6 +3,7 @@
  * terdut-server command line: `serve` (default), `migrate`, `--help`, `--version`.
  * Wiring only: configuration, database, app, signals.
  */
+import { constants } from 'node:os';
 import { pino } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { openConfiguredDatabase } from './db/open.ts';
@@ -55,6 +56,7 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  stopAtOnceUntilServing();
   let config: Config;
   try {
     config = loadConfig();
@@ -142,6 +144,8 @@ async function serve(config: Config): Promise<number> {
       clearTimeout(timer);
     }
   };
+  process.off('SIGTERM', stopAtOnce);
+  process.off('SIGINT', stopAtOnce);
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 
@@ -179,6 +183,26 @@ async function serve(config: Config): Promise<number> {
     );
   }
   return new Promise<number>((resolve) => app.server.once('close', () => resolve(0)));
+}
+
+/**
+ * Ends the process at once on SIGTERM or SIGINT until `serve` sets the handlers
+ * that drain it (after the database is open and migrated). Node running as a
+ * container's PID 1 has no default action for these signals, so a pod deleted
+ * while the server waited for its database or ran its migrations ignored the
+ * signal and was killed only at the end of its grace period (30 s by default).
+ * Ending there loses nothing: each migration is one transaction, rolled back
+ * with its connection, and the embedded database recovers from a kill at any
+ * point.
+ */
+function stopAtOnce(signal: NodeJS.Signals): void {
+  process.stderr.write(`terdut-server: ${signal} before the server was serving; stopping now\n`);
+  process.exit(128 + constants.signals[signal]);
+}
+
+function stopAtOnceUntilServing(): void {
+  process.once('SIGTERM', stopAtOnce);
+  process.once('SIGINT', stopAtOnce);
 }
 
 main(process.argv.slice(2)).then(
