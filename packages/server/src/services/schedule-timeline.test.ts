@@ -72,13 +72,34 @@ describe('Europe/Berlin', () => {
     ]);
   });
 
-  test('a handoff at 02:30 on the spring-forward day happens at 03:00, the next valid instant', () => {
+  test('a handoff at 02:30 on the spring-forward day moves forward by the skipped hour, to 03:30', () => {
+    // As PagerDuty, Opsgenie and Google Calendar do, and RFC 5545 3.3.5 reads a
+    // nonexistent local time: with the offset in force before the gap.
     const daily = rotation({ startDate: '2026-03-28', handoffTime: '02:30' });
     assert.deepEqual(boundaries(daily, zone, 3), [
       '2026-03-28T01:30:00.000Z',
-      '2026-03-29T01:00:00.000Z', // 03:00 CEST
+      '2026-03-29T01:30:00.000Z', // 03:30 CEST: 02:30 CET, had the clock not jumped
       '2026-03-30T00:30:00.000Z',
     ]);
+  });
+
+  test('a rotation that starts or ends at a skipped 02:30 starts or ends at 03:30', () => {
+    const starting = rotation({ startDate: '2026-03-29', handoffTime: '02:30', participants: [10] });
+    assert.equal(iso(shiftBoundary(starting, zone, 0)), '2026-03-29T01:30:00.000Z');
+    const spec: ScheduleSpec = {
+      timeZone: zone,
+      rotations: [
+        rotation({
+          startDate: '2026-03-20',
+          handoffTime: '02:30',
+          participants: [10],
+          endDate: '2026-03-29',
+        }),
+      ],
+      overrides: [],
+    };
+    assert.equal(onCallAt(spec, ms('2026-03-29T01:29:59Z')).userId, 10);
+    assert.equal(onCallAt(spec, ms('2026-03-29T01:30:00Z')).userId, null);
   });
 
   test('a handoff at 02:30 on the fall-back day happens at the first 02:30', () => {
@@ -126,20 +147,20 @@ describe('Europe/Berlin', () => {
     };
     assert.equal(onCallAt(spec, ms('2026-03-28T01:29:59Z')).userId, null);
     assert.equal(onCallAt(spec, ms('2026-03-28T01:30:00Z')).userId, 10);
-    assert.equal(onCallAt(spec, ms('2026-03-29T00:59:59Z')).userId, 10);
-    assert.equal(onCallAt(spec, ms('2026-03-29T01:00:00Z')).userId, 20);
+    assert.equal(onCallAt(spec, ms('2026-03-29T01:29:59Z')).userId, 10);
+    assert.equal(onCallAt(spec, ms('2026-03-29T01:30:00Z')).userId, 20);
   });
 });
 
 describe('America/New_York', () => {
   const zone = 'America/New_York';
 
-  test('a daily handoff at 02:00 is at 03:00 EDT on 8 March and at the first 01:30 on 1 November', () => {
-    const spring = rotation({ startDate: '2026-03-07', handoffTime: '02:00' });
+  test('a daily handoff at 02:30 is at 03:30 EDT on 8 March and at the first 01:30 on 1 November', () => {
+    const spring = rotation({ startDate: '2026-03-07', handoffTime: '02:30' });
     assert.deepEqual(boundaries(spring, zone, 3), [
-      '2026-03-07T07:00:00.000Z',
-      '2026-03-08T07:00:00.000Z', // 03:00 EDT: 02:00 does not exist
-      '2026-03-09T06:00:00.000Z',
+      '2026-03-07T07:30:00.000Z',
+      '2026-03-08T07:30:00.000Z', // 03:30 EDT: 02:30 does not exist, it moves forward by the hour
+      '2026-03-09T06:30:00.000Z',
     ]);
     const autumn = rotation({ startDate: '2026-11-01', handoffTime: '01:30' });
     assert.equal(iso(shiftBoundary(autumn, zone, 0)), '2026-11-01T05:30:00.000Z'); // 01:30 EDT
@@ -180,9 +201,9 @@ describe('Australia/Lord_Howe (30-minute shift)', () => {
     assert.equal(shiftBoundary(april, zone, 1) - shiftBoundary(april, zone, 0), 24.5 * HOUR);
   });
 
-  test('02:15 on 4 October does not exist and happens at 02:30; 01:45 on 5 April happens the first time', () => {
+  test('02:15 on 4 October does not exist and happens at 02:45; 01:45 on 5 April happens the first time', () => {
     const october = rotation({ startDate: '2026-10-04', handoffTime: '02:15' });
-    assert.equal(iso(shiftBoundary(october, zone, 0)), '2026-10-03T15:30:00.000Z'); // 02:30 +11
+    assert.equal(iso(shiftBoundary(october, zone, 0)), '2026-10-03T15:45:00.000Z'); // 02:45 +11
     const april = rotation({ startDate: '2026-04-05', handoffTime: '01:45' });
     assert.equal(iso(shiftBoundary(april, zone, 0)), '2026-04-04T14:45:00.000Z'); // 01:45 +11
   });
@@ -363,7 +384,7 @@ const wallOf = (date: string, time: string) => Date.parse(`${date}T${time}:00Z`)
 const addWallDays = (date: string, days: number) =>
   new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
-/** The highest wall-clock minute read up to each minute: a handoff target has passed once it was read. */
+/** The highest wall-clock minute read up to each minute: where the wall clock first reaches a time. */
 const maxCache = new Map<string, Int32Array>();
 function runningMaxima(zone: string): Int32Array {
   let maxima = maxCache.get(zone);
@@ -376,16 +397,37 @@ function runningMaxima(zone: string): Int32Array {
   return maxima;
 }
 
-/** Wall-clock targets of boundaries 0, 1, 2, … (days and weeks), or of boundary 0 (hours). */
+/**
+ * The minute index of the walk at which a handoff at wall-clock minute
+ * `target` happens: the first minute whose wall clock reads it (the first of
+ * two at a fall back); when the clock jumps over it (spring forward), as many
+ * minutes after the jump as `target` lies after the last minute read before
+ * it, i.e. moved forward by the gap.
+ */
+function handoffMinute(zone: string, target: number): number {
+  const walls = wallMinutes(zone);
+  const maxima = runningMaxima(zone);
+  let [low, high] = [0, maxima.length];
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (maxima[middle]! >= target) high = middle;
+    else low = middle + 1;
+  }
+  if (low === 0 || low === maxima.length || walls[low] === target) return low;
+  return low - 1 + (target - walls[low - 1]!);
+}
+
+/** Walk minutes of boundaries 0, 1, 2, … (days and weeks), or of boundary 0 (hours). */
 const targetCache = new WeakMap<RotationSpec, number[]>();
-function targets(r: RotationSpec): number[] {
+function targets(zone: string, r: RotationSpec): number[] {
   let list = targetCache.get(r);
   if (list) return list;
   const step = r.shiftUnit === 'weeks' ? 7 * r.shiftLength : r.shiftLength;
-  list =
+  list = (
     r.shiftUnit === 'hours'
       ? [wallOf(r.startDate, r.handoffTime)]
-      : Array.from({ length: 400 }, (_, k) => wallOf(addWallDays(r.startDate, k * step), r.handoffTime));
+      : Array.from({ length: 400 }, (_, k) => wallOf(addWallDays(r.startDate, k * step), r.handoffTime))
+  ).map((target) => handoffMinute(zone, target));
   targetCache.set(r, list);
   return list;
 }
@@ -393,30 +435,22 @@ function targets(r: RotationSpec): number[] {
 /** Who the reference has at minute index `i` of the walk. */
 function referenceAt(spec: ScheduleSpec, i: number): number | null {
   const walls = wallMinutes(spec.timeZone);
-  const maxima = runningMaxima(spec.timeZone);
-  const runningMax = maxima[i]!;
   const at = WALK_START + i * MINUTE;
   let best: OverrideSpec | undefined;
   for (const o of spec.overrides) if (o.start <= at && at < o.end && (!best || o.id > best.id)) best = o;
   if (best) return best.userId;
   for (const r of [...spec.rotations].sort((a, b) => b.layer - a.layer || b.id - a.id)) {
-    // Ended once the wall clock has (ever) read its end date's handoff time.
-    if (r.endDate !== undefined && runningMax >= wallOf(r.endDate, r.handoffTime)) continue;
-    // Boundary k has passed once the wall clock has (ever) read its target.
-    const list = targets(r);
+    // Ended from its end date's handoff on.
+    if (r.endDate !== undefined && i >= handoffMinute(spec.timeZone, wallOf(r.endDate, r.handoffTime)))
+      continue;
+    // Boundary k has passed from its handoff minute on.
+    const list = targets(spec.timeZone, r);
     let k = -1;
     if (r.shiftUnit === 'hours') {
-      // Real hours from the first minute whose wall clock reached the first
-      // handoff (the running maxima never decrease: a binary search finds it).
-      let [low, high] = [0, maxima.length];
-      while (low < high) {
-        const middle = (low + high) >> 1;
-        if (maxima[middle]! >= list[0]!) high = middle;
-        else low = middle + 1;
-      }
-      if (i >= low) k = Math.floor((i - low) / (60 * r.shiftLength));
+      // Real hours from the first handoff.
+      if (i >= list[0]!) k = Math.floor((i - list[0]!) / (60 * r.shiftLength));
     } else {
-      while (k + 1 < list.length && list[k + 1]! <= runningMax) k++;
+      while (k + 1 < list.length && list[k + 1]! <= i) k++;
     }
     if (k < 0) continue;
     const wall = walls[i]!;

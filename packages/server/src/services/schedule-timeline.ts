@@ -11,10 +11,12 @@
  *   at that wall-clock time across daylight-saving changes and a one-day shift
  *   lasts 23 or 25 hours at a transition. An hours rotation counts real hours
  *   from its first handoff, so a 12-hour shift is always 12 hours.
- * - A wall-clock time that does not exist (spring forward) happens at the
- *   next valid instant, the end of the gap; one that occurs twice (fall back)
- *   at the first. Both are "the first instant at which the wall clock reads
- *   that time or later", which is how the reference in the tests computes it.
+ * - A handoff time that does not exist (spring forward) moves forward by the
+ *   length of the gap (02:30 on the Berlin spring-forward day is 03:30 CEST);
+ *   one that occurs twice (fall back) is the first. That is what PagerDuty,
+ *   Opsgenie and Google Calendar do, and how RFC 5545 3.3.5 reads such a
+ *   local time (the offset in force before the gap), so a calendar that
+ *   reads a handoff as a local time agrees with us (`handoffInstant`).
  * - A restricted rotation covers an instant only when its local weekday is
  *   listed and its local time of day lies in [from, to) (a window with
  *   from > to wraps past midnight).
@@ -100,9 +102,25 @@ export interface Handoff {
 const DAY_MS = 86_400_000;
 
 /**
+ * The instant of a handoff at wall-clock `dateTime` in `timeZone`: the time
+ * itself when it exists, the first of two when it is ambiguous (fall back),
+ * and when it does not exist (spring forward) the time read with the offset
+ * before the gap, i.e. moved forward by the gap's length (Temporal's
+ * "compatible", RFC 5545 3.3.5, and what PagerDuty, Opsgenie and Google
+ * Calendar do).
+ *
+ * @example handoffInstant(Temporal.PlainDateTime.from('2026-03-29T02:30'), 'Europe/Berlin')
+ *   // 2026-03-29T01:30:00Z (03:30 CEST)
+ */
+export function handoffInstant(dateTime: Temporal.PlainDateTime, timeZone: string): number {
+  return dateTime.toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds;
+}
+
+/**
  * The first instant at which the wall clock in `timeZone` reads `dateTime` or
  * later: the time itself when it exists, the first of two when it is
- * ambiguous, the end of the gap when it does not exist.
+ * ambiguous, the end of the gap when it does not exist. Where a restriction
+ * window (a local time of day, not an instant) switches on or off.
  *
  * @example wallClockInstant(Temporal.PlainDateTime.from('2026-03-29T02:30'), 'Europe/Berlin')
  *   // 2026-03-29T01:00:00Z (03:00 CEST)
@@ -159,8 +177,8 @@ function firstHandoff(rotation: RotationSpec, timeZone: string) {
     const end =
       rotation.endDate === undefined
         ? Infinity
-        : wallClockInstant(Temporal.PlainDate.from(rotation.endDate).toPlainDateTime(handoff), timeZone);
-    cached = { start, timeZone, instant: wallClockInstant(start, timeZone), end };
+        : handoffInstant(Temporal.PlainDate.from(rotation.endDate).toPlainDateTime(handoff), timeZone);
+    cached = { start, timeZone, instant: handoffInstant(start, timeZone), end };
     firstHandoffs.set(rotation, cached);
   }
   return cached;
@@ -177,7 +195,7 @@ export function shiftBoundary(rotation: RotationSpec, timeZone: string, k: numbe
   if (rotation.shiftUnit === 'hours') return first.instant + k * rotation.shiftLength * 3_600_000;
   if (k === 0) return first.instant;
   const days = k * rotation.shiftLength * (rotation.shiftUnit === 'weeks' ? 7 : 1);
-  return wallClockInstant(first.start.add({ days }), timeZone);
+  return handoffInstant(first.start.add({ days }), timeZone);
 }
 
 /** Nominal shift length in ms, exact for hours, within an hour or two per shift otherwise. */
