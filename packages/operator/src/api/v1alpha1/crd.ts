@@ -61,7 +61,16 @@ export function terdutServerCrd(): Record<string, unknown> {
           name: version,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          subresources: {
+            status: {},
+            // `kubectl scale` and a HorizontalPodAutoscaler set spec.replicas; the operator carries it
+            // to the Deployment and reports its pods back in status.replicas and status.selector.
+            scale: {
+              specReplicasPath: '.spec.replicas',
+              statusReplicasPath: '.status.replicas',
+              labelSelectorPath: '.status.selector',
+            },
+          },
           additionalPrinterColumns: [
             { name: 'Ready', type: 'string', jsonPath: condition('Ready') },
             { name: 'Bootstrapped', type: 'string', jsonPath: condition('Bootstrapped') },

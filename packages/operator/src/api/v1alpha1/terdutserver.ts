@@ -311,6 +311,19 @@ export const TerdutServerStatus = Type.Object(
     url: Type.Optional(
       Type.String({ description: 'Where the server is reached: the public URL, else its Service URL.' }),
     ),
+    replicas: Type.Optional(
+      Type.Integer({
+        description:
+          'Pods the Deployment has (its status.replicas): what the scale subresource reports as the current count.',
+        minimum: 0,
+      }),
+    ),
+    selector: Type.Optional(
+      Type.String({
+        description:
+          'Label selector of the server’s pods, for the scale subresource (kubectl scale, HorizontalPodAutoscaler).',
+      }),
+    ),
   },
   { description: 'Observed state, written by the operator.' },
 );

@@ -62,6 +62,7 @@ export interface EnvVar {
 export interface Deployment extends KubeObject {
   spec: { replicas?: number };
   status?: {
+    replicas?: number;
     availableReplicas?: number;
     readyReplicas?: number;
     observedGeneration?: number;
@@ -74,7 +75,13 @@ export interface Pass {
   server: TerdutServer;
   conditions: ConditionSet;
   /** Status fields other than conditions, as this pass computes them. */
-  status: { credentialsSecretRef?: { name: string; key: string }; url?: string };
+  status: {
+    credentialsSecretRef?: { name: string; key: string };
+    url?: string;
+    /** The Deployment's pods and their selector, for the scale subresource. */
+    replicas?: number;
+    selector?: string;
+  };
   /** Set by the database step. */
   databaseEnv?: EnvVar[];
   /** Set by the workload step: the Deployment as applied. */

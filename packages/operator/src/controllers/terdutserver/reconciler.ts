@@ -58,7 +58,12 @@ export async function reconcileTerdutServer(
   const pass: Pass = {
     server,
     conditions: new ConditionSet(server.status?.conditions, server.metadata.generation, deps.now),
-    status: { credentialsSecretRef: server.status?.credentialsSecretRef, url: server.status?.url },
+    status: {
+      credentialsSecretRef: server.status?.credentialsSecretRef,
+      url: server.status?.url,
+      replicas: server.status?.replicas,
+      selector: server.status?.selector,
+    },
   };
   let result: StepResult;
   try {

@@ -70,6 +70,8 @@ export function desiredStatus(pass: Pass): TerdutServerStatus {
   };
   if (pass.status.credentialsSecretRef) status.credentialsSecretRef = pass.status.credentialsSecretRef;
   if (pass.status.url) status.url = pass.status.url;
+  if (pass.status.replicas !== undefined) status.replicas = pass.status.replicas;
+  if (pass.status.selector !== undefined) status.selector = pass.status.selector;
   return status;
 }
 

@@ -221,6 +221,10 @@ export async function reconcileWorkload(
   deps.failpoint('workload');
   pass.deployment = deployment;
   pass.status.url ??= serviceUrl(server);
+  pass.status.replicas = deployment.status?.replicas ?? 0;
+  pass.status.selector = Object.entries(selectorLabels(server))
+    .map(([label, value]) => `${label}=${value}`)
+    .join(',');
 
   const available = deployment.status?.availableReplicas ?? 0;
   if (server.spec.replicas === 0) {
