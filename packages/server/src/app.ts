@@ -26,6 +26,7 @@ import { installAuthentication } from './http/authentication.ts';
 import { installCsrfProtection } from './http/csrf.ts';
 import { installSecurityHeaders, setSecurityHeaders } from './http/security-headers.ts';
 import { access } from './http/route-auth.ts';
+import { openApiOptions } from './openapi/options.ts';
 import { signInRoutes } from './routes/auth/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { userRoutes } from './routes/users/index.ts';
@@ -213,39 +214,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       .observe(reply.elapsedTime / 1000);
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'terdut-server',
-        version: VERSION,
-        description: 'On-call and incident manager for Prometheus teams. See api-contract.md.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: '64-hex-character API key' },
-          session: {
-            type: 'apiKey',
-            in: 'cookie',
-            name: 'terdut_session',
-            description: 'browser session from /auth/login; state-changing requests also need X-CSRF-Token',
-          },
-          bootstrapToken: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'the bootstrap token (bootstrap-protocol.md); only for /api/bootstrap',
-          },
-          capabilityToken: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'a signed link for one action on one incident by one person, with an expiry',
-          },
-        },
-      },
-      // Each operation states its own requirement (http/route-auth.ts); nothing is implied.
-      security: [],
-    },
-  });
+  await app.register(swagger, openApiOptions(VERSION));
 
   await app.register(healthRoutes({ db: options.db, metrics }));
   await app.register(userRoutes(services.users));

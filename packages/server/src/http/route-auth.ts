@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { ErrorSchema } from '@terdut/contract';
 
 /**
  * What a route accepts as its caller, declared in the route's own definition
@@ -72,8 +72,6 @@ export const access = {
   }),
 } as const satisfies Record<string, RouteAuth | ((...args: never[]) => RouteAuth)>;
 
-const ErrorBody = Type.Object({ error: Type.String() });
-
 /** True when anonymous callers reach the handler (the router-driven test skips these). */
 export function isPublic(auth: RouteAuth, metricsTokenSet: boolean): boolean {
   if (auth.kind === 'public') return true;
@@ -133,5 +131,5 @@ export function withAuthStatuses(
 ): Record<string, unknown> | undefined {
   const statuses = authStatuses(auth).filter((status) => response?.[String(status)] === undefined);
   if (statuses.length === 0) return response;
-  return { ...response, ...Object.fromEntries(statuses.map((status) => [String(status), ErrorBody])) };
+  return { ...response, ...Object.fromEntries(statuses.map((status) => [String(status), ErrorSchema])) };
 }

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { principalOf } from '../../http/authentication.ts';
 import { changesOfWrite, type Change, type ChangeFeed } from './change-feed.ts';
 import { access } from '../../http/route-auth.ts';
+import { Type } from 'typebox';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Comments keep proxies from closing an idle stream. */
@@ -53,6 +54,13 @@ export function eventRoutes(feed: ChangeFeed) {
           description:
             'Topics: `incidents`, `alerts`, `schedule`. A `ready` event follows the subscription. The server ends ' +
             'a stream after 5 minutes; EventSource reconnects by itself.',
+          // Documentation only: the handler writes the stream itself (hijack), nothing is serialised.
+          response: {
+            200: {
+              description: 'a text/event-stream that stays open (up to 5 minutes) and sends `change` events',
+              content: { 'text/event-stream': { schema: Type.String() } },
+            },
+          },
         },
       },
       async (request, reply) => {
