@@ -9,6 +9,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { scheduleOnCallLookup } from '../schedules.ts';
 import { pollTopic, startNtfyStandin, type NtfyStandin } from '../../../../../test/peers/ntfy-standin.ts';
 import {
   forEachDatabase,
@@ -158,5 +159,91 @@ forEachDatabase('handoff notices', (database) => {
     assert.equal(await pass(replica), 0);
     assert.equal(handoffHooks().length, 2);
     assert.equal((await aliceMessages()).length, 2);
+  });
+});
+
+/**
+ * A handoff time the spring-forward change skips (02:30 on 29 March 2026 in
+ * Europe/Berlin) moves forward by the gap, to 03:30 CEST (README "Daylight
+ * saving"): the notices and paging agree with the timeline on that instant,
+ * and the handoff is told once, not at 03:00.
+ */
+forEachDatabase('handoff notices at a skipped handoff time', (database) => {
+  let server: TestApp;
+  let receiver: WebhookReceiver;
+  let alice: TestUser;
+  let bob: TestUser;
+  let schedule: number;
+  const clock = new ManualClock('2026-03-29T00:50:00Z');
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+    server = await startTestApp(database(), { clock, config: testConfig({ TERDUT_TIMEZONE: 'UTC' }) });
+    const admin = await server.createUser('dst-handoff-admin', 'admin');
+    alice = await server.createUser('alice');
+    bob = await server.createUser('bob');
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/schedules',
+      as: admin,
+      payload: { name: 'Nights', time_zone: 'Europe/Berlin' },
+    });
+    schedule = created.body.id;
+    // Alice from 28 March 02:30 CET, Bob from the 29th's skipped 02:30, and so on.
+    const rotation = await server.request({
+      method: 'POST',
+      url: `/api/schedules/${schedule}/rotations`,
+      as: admin,
+      payload: {
+        name: 'Daily',
+        participant_ids: [alice.id, bob.id],
+        shift_length: 1,
+        shift_unit: 'days',
+        start_date: '2026-03-28',
+        handoff_time: '02:30',
+      },
+    });
+    assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+    for (const person of [alice, bob]) {
+      const method = await server.request({
+        method: 'POST',
+        url: `/api/users/${person.id}/contact-methods`,
+        as: person,
+        payload: { kind: 'webhook', target: receiver.url },
+      });
+      assert.equal(method.status, 201, JSON.stringify(method.body));
+    }
+  });
+  after(async () => {
+    await server.close();
+    await receiver.close();
+  });
+
+  const pass = async () => {
+    const claimed = await server.app.services.handoffNotices.runOnce();
+    await server.app.services.paging.runOnce();
+    return claimed;
+  };
+
+  test('at 03:00 CEST, the end of the gap, nothing is told and Alice is still the one paged', async () => {
+    const lookup = scheduleOnCallLookup(server.app.services.schedules, schedule);
+    clock.set('2026-03-29T01:00:30Z');
+    assert.equal(await pass(), 0);
+    assert.deepEqual(await lookup(server.db, clock.now()), [alice.id]);
+    assert.deepEqual(await lookup(server.db, new Date('2026-03-29T01:29:59.999Z')), [alice.id]);
+    assert.deepEqual(await lookup(server.db, new Date('2026-03-29T01:30:00Z')), [bob.id]);
+  });
+
+  test('at 03:30 CEST Bob is told once that his shift started, until Mon 02:30, and Alice that hers ended', async () => {
+    clock.set('2026-03-29T01:30:10Z');
+    assert.equal(await pass(), 2);
+    clock.advance(MINUTE);
+    assert.equal(await pass(), 0);
+    const hooks = receiver.received.filter((hook) => hook.body?.event === 'handoff').map((hook) => hook.body);
+    assert.deepEqual(hooks.map((body) => [body.kind, body.person.username, body.at, body.until]).sort(), [
+      ['ended', 'alice', '2026-03-29T01:30:00.000Z', undefined],
+      ['started', 'bob', '2026-03-29T01:30:00.000Z', '2026-03-30T00:30:00.000Z'],
+    ]);
+    assert.equal(hooks.find((body) => body.kind === 'started').title, 'On call for Nights until Mon 02:30');
   });
 });
