@@ -1,5 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '../errors.ts';
+import { withErrorStatuses } from './route-auth.ts';
+
+/** The names of the path parameters a params schema declares with the contract's `Id`. */
+function idParamsOf(params: unknown): string[] {
+  const properties = (params as { properties?: Record<string, { 'x-terdut-id'?: boolean }> } | undefined)
+    ?.properties;
+  return Object.entries(properties ?? {})
+    .filter(([, property]) => property['x-terdut-id'] === true)
+    .map(([name]) => name);
+}
 
 /**
  * Path parameters declared with the contract's `Id` schema (`@terdut/contract`,
@@ -12,13 +22,17 @@ import { ApiError, badRequest } from '../errors.ts';
  * Checks the text of every such path parameter before validation coerces it.
  */
 export function installIdParamCheck(app: FastifyInstance): void {
+  // Both answers are the route's own, so its OpenAPI entry lists them.
+  app.addHook('onRoute', (route) => {
+    if (idParamsOf(route.schema?.params).length === 0) return;
+    route.schema = {
+      ...route.schema,
+      response: withErrorStatuses(route.schema?.response as Record<string, unknown> | undefined, [400, 404]),
+    };
+  });
   app.addHook('preValidation', async (request) => {
-    const schema = request.routeOptions.schema?.params as
-      { properties?: Record<string, { 'x-terdut-id'?: boolean }> } | undefined;
-    if (schema?.properties === undefined) return;
     const params = request.params as Record<string, string | undefined>;
-    for (const [name, property] of Object.entries(schema.properties)) {
-      if (property['x-terdut-id'] !== true) continue;
+    for (const name of idParamsOf(request.routeOptions.schema?.params)) {
       const text = params[name];
       if (text === undefined) continue;
       if (!/^[1-9][0-9]*$/.test(text)) {

@@ -129,7 +129,19 @@ export function withAuthStatuses(
   response: Record<string, unknown> | undefined,
   auth: RouteAuth,
 ): Record<string, unknown> | undefined {
-  const statuses = authStatuses(auth).filter((status) => response?.[String(status)] === undefined);
-  if (statuses.length === 0) return response;
-  return { ...response, ...Object.fromEntries(statuses.map((status) => [String(status), ErrorSchema])) };
+  return withErrorStatuses(response, authStatuses(auth));
+}
+
+/**
+ * `response` with the Error schema for each of `statuses` it does not
+ * declare: what a hook answers before the handler runs (authentication,
+ * validation, the id check) belongs in the route's OpenAPI entry too.
+ */
+export function withErrorStatuses(
+  response: Record<string, unknown> | undefined,
+  statuses: readonly number[],
+): Record<string, unknown> | undefined {
+  const missing = statuses.filter((status) => response?.[String(status)] === undefined);
+  if (missing.length === 0) return response;
+  return { ...response, ...Object.fromEntries(missing.map((status) => [String(status), ErrorSchema])) };
 }

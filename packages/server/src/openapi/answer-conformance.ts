@@ -28,6 +28,7 @@ export interface OpenApiOperation {
   operationId?: string;
   security?: Array<Record<string, string[]>>;
   parameters?: OpenApiParameter[];
+  requestBody?: unknown;
   responses: Record<string, OpenApiResponse>;
 }
 export interface OpenApiDocument {

@@ -169,3 +169,17 @@ test('every schema in the document compiles as JSON Schema 2020-12', async () =>
     }
   }
 });
+
+test('every operation that validates its input documents 400, and one with an id in its path 404', async () => {
+  for (const { where, operation } of operationsOf(await generated)) {
+    const parameters = operation.parameters ?? [];
+    const validates = parameters.length > 0 || operation.requestBody !== undefined;
+    if (validates) assert.ok(operation.responses['400'], `${where} validates input but documents no 400`);
+    const idInPath = parameters.some(
+      (parameter) =>
+        parameter.in === 'path' && (parameter.schema as { 'x-terdut-id'?: boolean })['x-terdut-id'],
+    );
+    if (idInPath)
+      assert.ok(operation.responses['404'], `${where} has an id in its path but documents no 404`);
+  }
+});
