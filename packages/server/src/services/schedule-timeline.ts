@@ -404,6 +404,18 @@ export function startOfLocalDay(date: string, timeZone: string): number {
   return Temporal.PlainDate.from(date).toZonedDateTime({ timeZone }).epochMilliseconds;
 }
 
+/**
+ * The instant `days` calendar days before `at` on `timeZone`'s wall clock:
+ * 168 hours for a week, 169 across an autumn change, 167 across a spring one.
+ *
+ * @example localDaysBefore(Date.parse('2026-10-26T07:30:00Z'), 'Europe/Berlin', 7)
+ *   // 2026-10-19T06:30:00Z (08:30 CEST, the same wall-clock time a week earlier)
+ */
+export function localDaysBefore(at: number, timeZone: string, days: number): number {
+  return Temporal.Instant.fromEpochMilliseconds(at).toZonedDateTimeISO(timeZone).subtract({ days })
+    .epochMilliseconds;
+}
+
 /** The local date (`YYYY-MM-DD`) of `at` in `timeZone`. */
 export function localDateOf(at: number, timeZone: string): string {
   return Temporal.Instant.fromEpochMilliseconds(at).toZonedDateTimeISO(timeZone).toPlainDate().toString();

@@ -42,6 +42,7 @@ import {
   onCallAt as effectiveOnCallAt,
   canonicalTimeZone,
   localDateOf,
+  localDaysBefore,
   parseTimeOfDay,
   personIntervals,
   startOfLocalDay,
@@ -104,6 +105,8 @@ export type { RotationInput } from '@terdut/contract';
 /** The highest `layer` a request may give (the contract's RotationInputSchema). */
 const MAX_LAYER = 1000;
 
+/** How many of the schedule's calendar days `on-call` looks back for `since`. */
+export const LOOK_BACK_DAYS = 7;
 /** How far `on-call` looks for the next change and `now` for the one after it. */
 export const LOOK_AHEAD_DAYS = 62;
 /** Longest window `timeline`, `overrides` and the day API compute in one request. */
@@ -405,7 +408,10 @@ export class SchedulesService {
   async onCallAt(ref: ScheduleRef, at: Date, db: Queryable = this.#db): Promise<OnCallAnswer> {
     const schedule = await this.#find(db, ref);
     const atMs = at.getTime();
-    const segments = await this.#timeline(db, schedule, atMs - 7 * DAY_MS, atMs + LOOK_AHEAD_DAYS * DAY_MS);
+    // A week back on the schedule's calendar, not 168 hours: a weekly shift
+    // across an autumn change lasts 169, and must still have its start found.
+    const lookBack = localDaysBefore(atMs, schedule.time_zone, LOOK_BACK_DAYS);
+    const segments = await this.#timeline(db, schedule, lookBack, atMs + LOOK_AHEAD_DAYS * DAY_MS);
     const intervals = personIntervals(
       segments.map((s) => ({ ...s, start: s.start.getTime(), end: s.end.getTime() })),
     );

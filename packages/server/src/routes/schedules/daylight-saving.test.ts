@@ -323,6 +323,30 @@ forEachDatabase('schedules across daylight-saving changes', (database) => {
     });
   }
 
+  test('in the last hour of a weekly shift that the autumn change made 169 hours long, on-call still says since when', async () => {
+    clock.set('2026-10-26T07:30:00Z'); // 08:30 CET, Monday
+    const schedule = await call('POST', '/api/schedules', {
+      name: 'Autumn week',
+      time_zone: 'Europe/Berlin',
+    });
+    const id = schedule.body.id as number;
+    await call('POST', `/api/schedules/${id}/rotations`, {
+      name: 'Weekly',
+      participant_ids: [people[0]!.id, people[1]!.id],
+      shift_length: 1,
+      shift_unit: 'weeks',
+      start_date: '2026-10-19',
+      handoff_time: '09:00',
+    });
+    const now = await call('GET', `/api/schedules/${id}/now`);
+    assert.equal(now.status, 200);
+    assert.equal(now.body.now.username, 'ann');
+    assert.equal(now.body.now.since, '2026-10-19T07:00:00.000Z'); // 09:00 CEST, 168.5 hours ago
+    assert.equal(now.body.now.until, '2026-10-26T08:00:00.000Z'); // 09:00 CET
+    const at = await call('GET', `/api/schedules/${id}/on-call?at=2026-10-26T07:59:59Z`);
+    assert.equal(at.body.since, '2026-10-19T07:00:00.000Z');
+  });
+
   test("a person's feed with shifts in schedules of several zones gives each its own VTIMEZONE and instants", async () => {
     clock.set('2026-10-20T12:00:00Z');
     const ann = people[0]!;
