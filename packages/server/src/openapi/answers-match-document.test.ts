@@ -116,7 +116,30 @@ forEachDatabase('answers match the OpenAPI document', (database) => {
     await call(200, 'POST', `/api/incidents/${id}/archive`);
     await call(204, 'DELETE', `/api/incidents/${id}/archive`);
     await call(200, 'GET', `/api/incidents/${id}`);
+    await call(200, 'GET', `/api/incidents/${id}/timeline`);
     await call(200, 'GET', '/api/incidents?status=resolved');
+  });
+
+  test('an incident and its alert after Alertmanager resolved them, and after the alert went stale', async () => {
+    const opened = await openIncident(server, alertmanager, { severity: 'warning' });
+    await call(200, 'POST', `/api/incidents/${opened.id}/assign`, { payload: { user_id: member.id } });
+    const resolved = { ...opened.alert, status: 'resolved', endsAt: '2026-07-27T10:05:00Z' };
+    await call(200, 'POST', '/api/webhook/alertmanager', {
+      as: alertmanager,
+      payload: { ...opened.payload, status: 'resolved', alerts: [resolved] },
+    });
+    const incident = await call(200, 'GET', `/api/incidents/${opened.id}`);
+    assert.equal(incident.status, 'resolved');
+    await call(200, 'GET', `/api/alerts/${incident.alerts[0].id}`);
+    await call(200, 'GET', '/api/alerts?status=resolved');
+    await call(200, 'GET', `/api/incidents/${opened.id}/timeline`);
+    const stale = await openIncident(server, alertmanager);
+    clock.advance(7 * 3600_000);
+    await call(200, 'GET', '/api/alerts');
+    await call(200, 'GET', `/api/incidents/${stale.id}`);
+    await call(200, 'GET', '/api/incidents?status=triggered');
+    await call(200, 'GET', '/api/stats/incidents');
+    clock.set('2026-07-27T10:00:00Z');
   });
 
   test('alerts and the webhook', async () => {
@@ -233,7 +256,7 @@ forEachDatabase('answers match the OpenAPI document', (database) => {
         matchers: ['team="ops-openapi"'],
         steps: [
           { delay: '0s', targets: [{ type: 'user', user_id: member.id }] },
-          { delay: '5m', targets: [{ type: 'admins' }] },
+          { delay: '5m', targets: [{ type: 'admins' }, { type: 'on_call' }] },
         ],
       },
     });
@@ -247,6 +270,10 @@ forEachDatabase('answers match the OpenAPI document', (database) => {
     const method = await call(201, 'POST', `/api/users/${member.id}/contact-methods`, {
       as: member,
       payload: { kind: 'ntfy', target: 'member-openapi-pages' },
+    });
+    await call(201, 'POST', `/api/users/${member.id}/contact-methods`, {
+      as: member,
+      payload: { kind: 'webhook', name: 'pager bridge', target: 'https://pager.example.com/hook' },
     });
     await call(200, 'GET', `/api/users/${member.id}/contact-methods`, { as: member });
     await call(200, 'PATCH', `/api/users/${member.id}/contact-methods/${method.id}`, {
