@@ -89,7 +89,13 @@ function zonedProperty(name: string, at: number, timeZone: string): string {
   return `${name};TZID=${timeZone}:${wallStamp(local)}`;
 }
 
-/** VTIMEZONE with one observance in force at `from` and one per transition up to `to`. */
+/**
+ * VTIMEZONE with the observance in force at `from` and one per transition up
+ * to `to`. The first observance starts at the zone's last transition before
+ * `from` (or 1970 when it has none), not at `from` itself: `from` moves with
+ * the clock, and a VTIMEZONE that changed on every read would change the
+ * feed's ETag, so a polling calendar would never get its 304.
+ */
 function timeZoneComponent(zone: string, from: number, to: number): string[] {
   const lines = ['BEGIN:VTIMEZONE', `TZID:${zone}`];
   const start = Temporal.Instant.fromEpochMilliseconds(from).toZonedDateTimeISO(zone);
@@ -101,26 +107,36 @@ function timeZoneComponent(zone: string, from: number, to: number): string[] {
   const firstChange = transitions[0];
   const initialIsDaylight =
     firstChange !== undefined && firstChange.offsetNanoseconds < start.offsetNanoseconds;
+  const began = start.getTimeZoneTransition('previous');
+  const offsetBefore = began ? began.subtract({ nanoseconds: 1 }).offsetNanoseconds : start.offsetNanoseconds;
   lines.push(
     ...observance(
       initialIsDaylight ? 'DAYLIGHT' : 'STANDARD',
-      start.toPlainDateTime().round({ smallestUnit: 'second', roundingMode: 'floor' }),
-      start.offsetNanoseconds,
+      began ? onsetOf(began, offsetBefore) : Temporal.PlainDateTime.from('1970-01-01T00:00:00'),
+      offsetBefore,
       start.offsetNanoseconds,
     ),
   );
   let previousOffset = start.offsetNanoseconds;
   for (const transition of transitions) {
-    // DTSTART is the onset as read on the clock before the change (in TZOFFSETFROM).
-    const onset = transition.toInstant().toZonedDateTimeISO('UTC').toPlainDateTime().add({
-      nanoseconds: previousOffset,
-    });
     const kind = transition.offsetNanoseconds > previousOffset ? 'DAYLIGHT' : 'STANDARD';
-    lines.push(...observance(kind, onset, previousOffset, transition.offsetNanoseconds));
+    lines.push(
+      ...observance(kind, onsetOf(transition, previousOffset), previousOffset, transition.offsetNanoseconds),
+    );
     previousOffset = transition.offsetNanoseconds;
   }
   lines.push('END:VTIMEZONE');
   return lines;
+}
+
+/** An observance's DTSTART: the onset as read on the clock before the change (in TZOFFSETFROM). */
+function onsetOf(transition: Temporal.ZonedDateTime, offsetBefore: number): Temporal.PlainDateTime {
+  return transition
+    .toInstant()
+    .toZonedDateTimeISO('UTC')
+    .toPlainDateTime()
+    .add({ nanoseconds: offsetBefore })
+    .round({ smallestUnit: 'second', roundingMode: 'floor' });
 }
 
 function observance(kind: string, onset: Temporal.PlainDateTime, fromNs: number, toNs: number): string[] {

@@ -347,6 +347,32 @@ forEachDatabase('schedules across daylight-saving changes', (database) => {
     assert.equal(at.body.since, '2026-10-19T07:00:00.000Z');
   });
 
+  test('a feed with a VTIMEZONE answers 304 to a calendar polling an hour later while its shifts are the same', async () => {
+    clock.set('2026-03-20T12:00:00Z');
+    const schedule = await call('POST', '/api/schedules', {
+      name: 'Polled in Berlin',
+      time_zone: 'Europe/Berlin',
+    });
+    const id = schedule.body.id as number;
+    await call('POST', `/api/schedules/${id}/rotations`, {
+      name: 'Weekly',
+      participant_ids: [people[0]!.id, people[1]!.id],
+      shift_length: 1,
+      shift_unit: 'weeks',
+      start_date: '2026-03-02',
+      handoff_time: '09:00',
+    });
+    const url = new URL((await call('POST', `/api/schedules/${id}/feed`)).body.url).pathname;
+    const first = await server.request({ method: 'GET', url });
+    assert.match(first.body, /BEGIN:VTIMEZONE/);
+    const etag = String(first.headers.etag);
+    for (const later of [1_000, 60_000, 3_600_000]) {
+      clock.set(new Date(Date.parse('2026-03-20T12:00:00Z') + later));
+      const polled = await server.request({ method: 'GET', url, headers: { 'if-none-match': etag } });
+      assert.equal(polled.status, 304, `${later} ms later`);
+    }
+  });
+
   test("a person's feed with shifts in schedules of several zones gives each its own VTIMEZONE and instants", async () => {
     clock.set('2026-10-20T12:00:00Z');
     const ann = people[0]!;
