@@ -54,8 +54,8 @@ export type ContactMethod = Static<typeof ContactMethodSchema>;
 export const ContactMethodEnabledSchema = Type.Object({ enabled: Type.Boolean() });
 export type ContactMethodEnabled = Static<typeof ContactMethodEnabledSchema>;
 
-/** `{id}/contact-methods/{methodId}` in a path. */
-export const ContactMethodParams = Type.Object({ id: Id, methodId: Id });
+/** `{id}/contact-methods/{method_id}` in a path. */
+export const ContactMethodParams = Type.Object({ id: Id, method_id: Id });
 export type ContactMethodParams = Static<typeof ContactMethodParams>;
 
 export const ContactMethodTestSchema = Type.Object(

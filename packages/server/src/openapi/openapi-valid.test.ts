@@ -183,3 +183,11 @@ test('every operation that validates its input documents 400, and one with an id
       assert.ok(operation.responses['404'], `${where} has an id in its path but documents no 404`);
   }
 });
+
+test('path parameters are snake_case, like every other name on the wire (api-contract.md)', async () => {
+  for (const { where, operation } of operationsOf(await generated)) {
+    for (const parameter of operation.parameters ?? []) {
+      assert.match(parameter.name, /^[a-z][a-z0-9_]*$/, `${where}: parameter ${parameter.name}`);
+    }
+  }
+});

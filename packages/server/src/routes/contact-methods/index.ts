@@ -65,7 +65,7 @@ export function contactMethodRoutes(methods: ContactMethodService) {
     );
 
     app.patch(
-      '/api/users/:id/contact-methods/:methodId',
+      '/api/users/:id/contact-methods/:method_id',
       {
         config: { auth: access.signedIn },
         schema: {
@@ -81,7 +81,7 @@ export function contactMethodRoutes(methods: ContactMethodService) {
           await methods.setEnabled(
             principalOf(request),
             request.params.id,
-            request.params.methodId,
+            request.params.method_id,
             request.body.enabled,
             request.ip,
           ),
@@ -89,7 +89,7 @@ export function contactMethodRoutes(methods: ContactMethodService) {
     );
 
     app.delete(
-      '/api/users/:id/contact-methods/:methodId',
+      '/api/users/:id/contact-methods/:method_id',
       {
         config: { auth: access.signedIn },
         schema: {
@@ -100,13 +100,13 @@ export function contactMethodRoutes(methods: ContactMethodService) {
         },
       },
       async (request, reply) => {
-        await methods.delete(principalOf(request), request.params.id, request.params.methodId, request.ip);
+        await methods.delete(principalOf(request), request.params.id, request.params.method_id, request.ip);
         return reply.status(204).send(null);
       },
     );
 
     app.post(
-      '/api/users/:id/contact-methods/:methodId/test',
+      '/api/users/:id/contact-methods/:method_id/test',
       {
         config: { auth: access.signedIn },
         schema: {
@@ -119,7 +119,7 @@ export function contactMethodRoutes(methods: ContactMethodService) {
           response: { 200: ContactMethodTestSchema, ...errorsOf(400, 403, 404, 429) },
         },
       },
-      async (request) => methods.test(principalOf(request), request.params.id, request.params.methodId),
+      async (request) => methods.test(principalOf(request), request.params.id, request.params.method_id),
     );
   };
 }
