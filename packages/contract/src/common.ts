@@ -57,4 +57,4 @@ export function errors<const S extends readonly ErrorStatus[]>(
     [K in S[number]]: typeof ErrorSchema;
   };
 }
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 429 | 502 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 429 | 502 | 503;

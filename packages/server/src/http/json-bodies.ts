@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../errors.ts';
 import { jsonShape } from './json-shape.ts';
+import { withErrorStatuses } from './route-auth.ts';
 
 /** Bodies this small cannot hold enough to hurt, and are parsed without looking first. */
 const SHAPE_CHECKED_FROM_BYTES = 16 * 1024;
@@ -64,6 +65,16 @@ export function installJsonBodies(app: FastifyInstance): void {
         done(error, value);
       }
     });
+  });
+  // Every route that reads a body can refuse one before its handler: 413
+  // beyond the body limit, 415 for a body that is not JSON or is compressed
+  // (content-encoding.ts). Its OpenAPI entry says so.
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.body === undefined) return;
+    route.schema = {
+      ...route.schema,
+      response: withErrorStatuses(route.schema.response as Record<string, unknown> | undefined, [413, 415]),
+    };
   });
 }
 

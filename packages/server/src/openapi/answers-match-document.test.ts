@@ -295,6 +295,22 @@ forEachDatabase('answers match the OpenAPI document', (database) => {
     await call(204, 'DELETE', `/api/maintenance-windows/${window.id}`);
   });
 
+  test('a body the server will not read is refused as documented: too large, compressed, not JSON', async () => {
+    const id = (await openIncident(server, alertmanager)).id;
+    const url = `/api/incidents/${id}/notes`;
+    await call(413, 'POST', url, {
+      payload: JSON.stringify({ content: 'x'.repeat(9 * 1024 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    });
+    await call(415, 'POST', url, {
+      payload: '{"content":"compressed"}',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    await call(415, 'POST', url, { payload: '<content/>', headers: { 'content-type': 'application/xml' } });
+    await call(400, 'POST', url, { payload: 'content=hello', headers: { 'content-type': 'text/plain' } });
+    await call(400, 'POST', url, { payload: '{"content":', headers: { 'content-type': 'application/json' } });
+  });
+
   test('bad ids are 400 and missing objects 404 on every kind of object', async () => {
     for (const path of [
       '/api/escalation-policies/abc',

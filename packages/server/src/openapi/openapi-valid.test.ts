@@ -170,11 +170,16 @@ test('every schema in the document compiles as JSON Schema 2020-12', async () =>
   }
 });
 
-test('every operation that validates its input documents 400, and one with an id in its path 404', async () => {
+test('every operation that validates its input documents 400, one that reads a body 413 and 415, and one with an id in its path 404', async () => {
   for (const { where, operation } of operationsOf(await generated)) {
     const parameters = operation.parameters ?? [];
     const validates = parameters.length > 0 || operation.requestBody !== undefined;
     if (validates) assert.ok(operation.responses['400'], `${where} validates input but documents no 400`);
+    if (operation.requestBody !== undefined) {
+      for (const status of ['413', '415']) {
+        assert.ok(operation.responses[status], `${where} reads a body but documents no ${status}`);
+      }
+    }
     const idInPath = parameters.some(
       (parameter) =>
         parameter.in === 'path' && (parameter.schema as { 'x-terdut-id'?: boolean })['x-terdut-id'],
@@ -190,4 +195,11 @@ test('path parameters are snake_case, like every other name on the wire (api-con
       assert.match(parameter.name, /^[a-z][a-z0-9_]*$/, `${where}: parameter ${parameter.name}`);
     }
   }
+});
+
+test('the webhook documents the 408 of a large notification whose body arrives too slowly', async () => {
+  const webhook = operationsOf(await generated).find(
+    ({ where }) => where === 'POST /api/webhook/alertmanager',
+  );
+  assert.ok(webhook?.operation.responses['408']);
 });

@@ -42,7 +42,8 @@ export function webhookRoutes(intake: IntakeService, metrics: Metrics, clock: Cl
           tags: ['alerts'],
           summary: 'Receive an Alertmanager notification (webhook_configs, version 4)',
           body: WebhookPayload,
-          response: { 200: WebhookAcceptedSchema, ...errors(400) },
+          // 408: a large body let in must arrive within 30 s (http/body-budget.ts).
+          response: { 200: WebhookAcceptedSchema, ...errors(400, 408) },
         },
       },
       async (request) => {
