@@ -416,6 +416,18 @@ export function localDaysBefore(at: number, timeZone: string, days: number): num
     .epochMilliseconds;
 }
 
+/**
+ * Whether the wall-clock time of `at` in `timeZone` occurs twice (the hour an
+ * autumn change repeats), so that a reader needs the offset to tell which.
+ *
+ * @example wallTimeOccursTwice(Date.parse('2026-10-25T00:30:00Z'), 'Europe/Berlin') // true (02:30 CEST)
+ */
+export function wallTimeOccursTwice(at: number, timeZone: string): boolean {
+  const local = Temporal.Instant.fromEpochMilliseconds(at).toZonedDateTimeISO(timeZone).toPlainDateTime();
+  const earlier = local.toZonedDateTime(timeZone, { disambiguation: 'earlier' });
+  return !earlier.equals(local.toZonedDateTime(timeZone, { disambiguation: 'later' }));
+}
+
 /** The local date (`YYYY-MM-DD`) of `at` in `timeZone`. */
 export function localDateOf(at: number, timeZone: string): string {
   return Temporal.Instant.fromEpochMilliseconds(at).toZonedDateTimeISO(timeZone).toPlainDate().toString();

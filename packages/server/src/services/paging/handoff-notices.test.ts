@@ -246,4 +246,17 @@ forEachDatabase('handoff notices at a skipped handoff time', (database) => {
     ]);
     assert.equal(hooks.find((body) => body.kind === 'started').title, 'On call for Nights until Mon 02:30');
   });
+
+  test('a shift ending at a wall time the autumn change repeats says which one: until Sun 02:30 CEST', async () => {
+    clock.set('2026-10-24T00:30:10Z'); // 02:30 CEST on Saturday; the next 02:30 comes twice
+    const seen = receiver.received.length;
+    assert.equal(await pass(), 2);
+    const started = receiver.received
+      .slice(seen)
+      .map((hook) => hook.body)
+      .find((body) => body?.event === 'handoff' && body.kind === 'started');
+    assert.equal(started.until, '2026-10-25T00:30:00.000Z'); // the first 02:30, CEST
+    assert.equal(started.title, 'On call for Nights until Sun 02:30 CEST');
+    assert.match(started.text, /runs until Sun 02:30 CEST \(Europe\/Berlin\)/);
+  });
 });

@@ -16,6 +16,7 @@ import type { Clock } from '../../clock.ts';
 import type { HandoffNotice, Schedule, SchedulesService } from '../schedules.ts';
 import type { NewHandoffNotice } from '../../repositories/handoff-notices.ts';
 import type { PagingService } from './paging.ts';
+import { wallTimeOccursTwice } from '../schedule-timeline.ts';
 
 /** How far back each pass looks: longer than a restart, short enough that a notice is still news. */
 export const HANDOFF_LOOK_BACK_MS = 15 * 60_000;
@@ -116,11 +117,12 @@ export class HandoffNoticeService {
 /**
  * `Mon 09:00` in the schedule's zone (a weekly shift ends on the weekday it
  * started, read as "next Monday"); with the date (`Mon 14 Dec, 09:00`) when
- * further than a week (and a DST hour) away.
+ * further than a week (and a DST hour) away; with the zone's abbreviation
+ * (`Sun 02:30 CEST`) when the autumn change makes that time occur twice.
  */
 function localTime(at: Date, from: Date, timeZone: string): string {
   const far = at.getTime() - from.getTime() > WEEK_MS + 3_600_000;
-  return new Intl.DateTimeFormat('en-GB', {
+  const text = new Intl.DateTimeFormat('en-GB', {
     timeZone,
     weekday: 'short',
     ...(far ? { day: 'numeric', month: 'short' } : {}),
@@ -128,4 +130,9 @@ function localTime(at: Date, from: Date, timeZone: string): string {
     minute: '2-digit',
     hourCycle: 'h23',
   }).format(at);
+  if (!wallTimeOccursTwice(at.getTime(), timeZone)) return text;
+  const zoneName = new Intl.DateTimeFormat('en-GB', { timeZone, timeZoneName: 'short' })
+    .formatToParts(at)
+    .find((part) => part.type === 'timeZoneName')?.value;
+  return zoneName === undefined ? text : `${text} ${zoneName}`;
 }
