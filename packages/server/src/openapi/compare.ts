@@ -47,6 +47,11 @@ export function compareOpenApi(before: Json, after: Json): OpenApiChanges {
 }
 
 function compareOperation(where: string, oldOp: Json, newOp: Json, changes: OpenApiChanges): void {
+  // Generated clients name their functions after it: a new one renames them.
+  const [oldId, newId] = [oldOp.operationId, newOp.operationId] as [string | undefined, string | undefined];
+  if (oldId !== undefined && newId !== oldId) {
+    changes.breaking.push(`${where}: operationId ${oldId} became ${newId ?? '(none)'}`);
+  }
   // Parameters (path and query): a new required one or a retyped one breaks callers.
   const params = (op: Json) =>
     new Map(((op.parameters ?? []) as Json[]).map((p) => [`${String(p.in)} ${String(p.name)}`, p]));

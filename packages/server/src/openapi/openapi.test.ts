@@ -82,6 +82,17 @@ test('a request field that becomes required is breaking; a new optional one is n
   );
 });
 
+test('a changed operationId is breaking: generated clients name their functions after it', () => {
+  const named = (operationId: string) => ({
+    openapi: '3.1.0',
+    paths: { '/api/things': { get: { operationId, responses: {} } } },
+  });
+  assert.deepEqual(compareOpenApi(named('getThings'), named('getThings')).breaking, []);
+  assert.deepEqual(compareOpenApi(named('getThings'), named('listThings')).breaking, [
+    'GET /api/things: operationId getThings became listThings',
+  ]);
+});
+
 test('narrowing the values a response field may take is breaking', () => {
   const roles = (values: string[]) => ({
     openapi: '3.1.0',
