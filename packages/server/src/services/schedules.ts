@@ -893,7 +893,7 @@ function rotationFields(input: RotationInput): Omit<RotationFields, 'layer'> {
     throw badRequest(`field "start_date" is not a date in YYYY-MM-DD form: "${input.start_date}"`);
   }
   if (parseTimeOfDay(input.handoff_time) === undefined) {
-    throw badRequest(`field "handoff_time" is not a time of day in HH:MM form: "${input.handoff_time}"`);
+    throw badRequest(timeOfDayError('handoff_time', input.handoff_time));
   }
   if (input.end_date !== undefined) {
     if (!isCalendarDate(input.end_date)) {
@@ -924,7 +924,7 @@ function rotationFields(input: RotationInput): Omit<RotationFields, 'layer'> {
         ['to', restriction.to],
       ] as const) {
         if (parseTimeOfDay(value) === undefined) {
-          throw badRequest(`field "restriction.${field}" is not a time of day in HH:MM form: "${value}"`);
+          throw badRequest(timeOfDayError(`restriction.${field}`, value));
         }
       }
       if (restriction.from === restriction.to) {
@@ -948,6 +948,12 @@ function rotationFields(input: RotationInput): Omit<RotationFields, 'layer'> {
     to,
     participantIds: input.participant_ids,
   };
+}
+
+/** Why `value` is no `HH:MM` time of day; `24:00` is midnight's other name, which we spell `00:00`. */
+function timeOfDayError(field: string, value: string): string {
+  const midnight = value === '24:00' ? '; for midnight use 00:00' : '';
+  return `field "${field}" is not a time of day from 00:00 to 23:59 in HH:MM form: "${value}"${midnight}`;
 }
 
 /** Usernames of everyone in the loaded rows (participants and overrides). */

@@ -442,13 +442,19 @@ forEachDatabase('schedules across daylight-saving changes', (database) => {
       handoff_time: '09:00',
     };
     for (const [body, pattern] of [
-      [{ ...base, handoff_time: '24:00' }, /handoff_time/],
-      [{ ...base, handoff_time: '02:60' }, /handoff_time/],
+      [
+        { ...base, handoff_time: '24:00' },
+        /"handoff_time" .*00:00 to 23:59.*"24:00"; for midnight use 00:00/,
+      ],
+      [{ ...base, handoff_time: '02:60' }, /"handoff_time" .*00:00 to 23:59.*"02:60"$/],
       [{ ...base, handoff_time: '9:00' }, /handoff_time/],
       [{ ...base, shift_length: 0 }, /shift_length/],
       [{ ...base, shift_length: -1 }, /shift_length/],
       [{ ...base, shift_length: 1.5 }, /shift_length/],
-      [{ ...base, restriction: { from: '22:00', to: '24:00' } }, /restriction\.to/],
+      [
+        { ...base, restriction: { from: '22:00', to: '24:00' } },
+        /"restriction\.to" .*for midnight use 00:00/,
+      ],
       [{ ...base, restriction: { weekdays: [0] } }, /weekdays/],
     ] as const) {
       const response = await call('POST', `/api/schedules/${target}/rotations`, body);
