@@ -184,7 +184,12 @@ export const RotationParams = Type.Object({ id: Id, rotation_id: Id });
 export type RotationParams = Static<typeof RotationParams>;
 export const OverrideParams = Type.Object({ id: Id, override_id: Id });
 export type OverrideParams = Static<typeof OverrideParams>;
-export const FeedTokenParams = Type.Object({ token: Type.String({ maxLength: 100 }) });
+export const FeedTokenParams = Type.Object({
+  token: Type.String({
+    maxLength: 100,
+    description: '`<feed_id>-<secret>.ics`: the last segment of the `url` that made the feed answered',
+  }),
+});
 
 /** `?from=&to=` of overrides and the timeline: [from, to), RFC 3339. */
 export const WindowQuery = Type.Object({

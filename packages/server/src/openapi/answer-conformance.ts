@@ -22,6 +22,7 @@ export interface OpenApiParameter {
   in: string;
   name: string;
   required?: boolean;
+  description?: string;
   schema?: unknown;
 }
 export interface OpenApiOperation {

@@ -203,3 +203,13 @@ test('the webhook documents the 408 of a large notification whose body arrives t
   );
   assert.ok(webhook?.operation.responses['408']);
 });
+
+test('a path parameter that is not an id says what goes in it', async () => {
+  for (const { where, operation } of operationsOf(await generated)) {
+    for (const parameter of operation.parameters ?? []) {
+      const schema = parameter.schema as { 'x-terdut-id'?: boolean };
+      if (parameter.in !== 'path' || schema['x-terdut-id']) continue;
+      assert.ok(parameter.description, `${where}: path parameter ${parameter.name} has no description`);
+    }
+  }
+});
