@@ -18,8 +18,10 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 /** Classifies every difference between `before` (committed) and `after` (generated). */
 export function compareOpenApi(before: Json, after: Json): OpenApiChanges {
   const changes: OpenApiChanges = { breaking: [], additive: [] };
-  const oldPaths = (before.paths ?? {}) as Record<string, Json>;
-  const newPaths = (after.paths ?? {}) as Record<string, Json>;
+  // Compared with references followed, so a change to a shared schema (the
+  // Error body) counts in every operation that uses it.
+  const oldPaths = withRefsFollowed(before.paths ?? {}, before) as Record<string, Json>;
+  const newPaths = withRefsFollowed(after.paths ?? {}, after) as Record<string, Json>;
   for (const [path, oldItem] of Object.entries(oldPaths)) {
     for (const method of METHODS) {
       const oldOp = oldItem[method] as Json | undefined;
@@ -44,6 +46,26 @@ export function compareOpenApi(before: Json, after: Json): OpenApiChanges {
     changes.additive.push('descriptions or other annotations changed');
   }
   return changes;
+}
+
+/** `value` with each local `{"$ref": "#/…"}` of `document` replaced by what it points at. */
+function withRefsFollowed(value: unknown, document: Json, seen: readonly string[] = []): unknown {
+  if (Array.isArray(value)) return value.map((item) => withRefsFollowed(item, document, seen));
+  if (value === null || typeof value !== 'object') return value;
+  const ref = (value as Json).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/') && !seen.includes(ref)) {
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce<unknown>(
+        (node, token) => (node as Json | undefined)?.[token.replaceAll('~1', '/').replaceAll('~0', '~')],
+        document,
+      );
+    if (target !== undefined) return withRefsFollowed(target, document, [...seen, ref]);
+  }
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, withRefsFollowed(item, document, seen)]),
+  );
 }
 
 function compareOperation(where: string, oldOp: Json, newOp: Json, changes: OpenApiChanges): void {

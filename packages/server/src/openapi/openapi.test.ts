@@ -82,6 +82,27 @@ test('a request field that becomes required is breaking; a new optional one is n
   );
 });
 
+test('a field removed from a shared schema is breaking in every operation that refers to it', () => {
+  const withError = (properties: Record<string, unknown>) => ({
+    openapi: '3.1.0',
+    components: { schemas: { Error: { type: 'object', properties, required: Object.keys(properties) } } },
+    paths: {
+      '/api/things': {
+        get: {
+          responses: {
+            404: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+          },
+        },
+      },
+    },
+  });
+  const changes = compareOpenApi(
+    withError({ error: { type: 'string' }, code: { type: 'string' } }),
+    withError({ error: { type: 'string' } }),
+  );
+  assert.deepEqual(changes.breaking, ['GET /api/things response 404.code: field removed']);
+});
+
 test('a changed operationId is breaking: generated clients name their functions after it', () => {
   const named = (operationId: string) => ({
     openapi: '3.1.0',
