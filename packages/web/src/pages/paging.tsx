@@ -20,6 +20,7 @@ import {
 import { useLive } from '../live.ts';
 import { Link, useLocation } from '../router.tsx';
 import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
+import { wallTimeToIso } from '../zoned-time.ts';
 
 /** Said when the signed-in person's contact methods changed, so the warning about them is read again. */
 const CONTACT_METHODS_CHANGED = 'terdut:contact-methods-changed';
@@ -646,45 +647,6 @@ export function HeartbeatsPage() {
 
 /* ---------- maintenance windows ---------- */
 
-/** Milliseconds `zone` is ahead of UTC at the instant `ms`. */
-function zoneOffsetMs(ms: number, zone: string): number {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone: zone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(new Date(ms));
-  const get = (type: string) => Number(parts.find((part) => part.type === type)?.value ?? 0);
-  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-  return wall - Math.floor(ms / 1000) * 1000;
-}
-
-/**
- * A `datetime-local` value (`2030-01-10T22:00`) read as a wall time in `zone`,
- * as an RFC 3339 instant: the page shows and takes times in the server's zone,
- * not the browser's, so what an admin types is what the list shows.
- */
-export function zonedToIso(local: string, zone: string): string {
-  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(local);
-  if (!match) return local;
-  const [year, month, day, hour, minute] = match.slice(1).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const wall = Date.UTC(year, month - 1, day, hour, minute);
-  // Twice, so a wall time next to a daylight-saving change takes the offset valid at that time.
-  let instant = wall - zoneOffsetMs(wall, zone);
-  instant = wall - zoneOffsetMs(instant, zone);
-  return new Date(instant).toISOString();
-}
-
 export function MaintenancePage() {
   const { me, info } = useSession();
   const admin = me.user.role === 'admin';
@@ -755,8 +717,8 @@ export function MaintenancePage() {
             void action
               .run(() =>
                 api.createMaintenanceWindow({
-                  starts_at: zonedToIso(startsAt, info.time_zone),
-                  ends_at: zonedToIso(endsAt, info.time_zone),
+                  starts_at: wallTimeToIso(startsAt, info.time_zone),
+                  ends_at: wallTimeToIso(endsAt, info.time_zone),
                   reason: reason.trim(),
                   matchers: lines(matchers),
                 }),

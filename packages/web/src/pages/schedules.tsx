@@ -5,43 +5,13 @@ import { Link } from '../router.tsx';
 import { useLive } from '../live.ts';
 import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 import { CalendarFeedPanel } from './feed.tsx';
+import { wallTimeToIso } from '../zoned-time.ts';
 
 const DAY_MS = 86_400_000;
 const TIMELINE_DAYS = 14;
 /** How far ahead the override list looks: the longest window the server lists (its default is 30 days). */
 const OVERRIDE_DAYS = 366;
 const ISO_WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
-
-/** How far `zone`'s wall clock is ahead of UTC at `instant` (ms). */
-function zoneOffsetMs(instant: number, zone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(new Date(instant));
-  const get = (type: string) => Number(parts.find((part) => part.type === type)?.value);
-  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-  return wall - Math.floor(instant / 1000) * 1000;
-}
-
-/**
- * `YYYY-MM-DDTHH:MM` read on `zone`'s wall clock (not the browser's) as an
- * instant. The offset is looked up twice so a time just after a daylight
- * saving change gets the offset in force then.
- */
-export function wallTimeToIso(wall: string, zone: string): string {
-  const [date = '', time = '00:00'] = wall.split('T');
-  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
-  const [hour, minute] = time.split(':').map(Number) as [number, number];
-  const asUtc = Date.UTC(year, month - 1, day, hour, minute);
-  const first = asUtc - zoneOffsetMs(asUtc, zone);
-  return new Date(asUtc - zoneOffsetMs(first, zone)).toISOString();
-}
 
 /** The instant as `YYYY-MM-DDTHH:MM` on `zone`'s wall clock, for a datetime-local input. */
 function wallTimeOf(instant: number, zone: string): string {
