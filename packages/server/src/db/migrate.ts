@@ -13,9 +13,16 @@ const MIGRATION_LOCK_KEY = 7_362_011;
  * Applies every pending `migrations/*.sql` file, in file-name order, in one
  * transaction under an advisory lock. Forward only: applied files are
  * recorded and never run again. Returns the names it applied.
+ * `through` (a file name) stops after that file: the schema of an earlier
+ * release, for the tests that upgrade its data.
  */
-export async function migrate(db: Database): Promise<string[]> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
+export async function migrate(db: Database, options: { through?: string } = {}): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR))
+    .filter((name) => name.endsWith('.sql') && (options.through === undefined || name <= options.through))
+    .sort();
+  if (options.through !== undefined && !files.includes(options.through)) {
+    throw new Error(`migrate: there is no migration ${options.through}`);
+  }
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
