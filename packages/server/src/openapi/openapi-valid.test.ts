@@ -124,6 +124,15 @@ test('every error answer is the one documented Error schema', async () => {
   }
 });
 
+test("every answer says what it means, not the generator's placeholder", async () => {
+  for (const { where, operation } of operationsOf(await generated)) {
+    for (const [status, response] of Object.entries(operation.responses)) {
+      const description = (response as { description?: string }).description;
+      assert.ok(description && description !== 'Default Response', `${where} ${status}: ${description}`);
+    }
+  }
+});
+
 test('answers without a body (204, 304, redirects) are documented without content', async () => {
   for (const { where, operation } of operationsOf(await generated)) {
     for (const [status, response] of Object.entries(operation.responses)) {

@@ -4,6 +4,7 @@
  * (http/route-auth.ts), an operationId for each operation, and one shared
  * Error schema that every error answer refers to.
  */
+import { STATUS_CODES } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
 import type { SwaggerOptions } from '@fastify/swagger';
 import { ErrorSchema } from '@terdut/contract';
@@ -34,6 +35,33 @@ const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
 type Json = Record<string, unknown>;
 
+/** What @fastify/swagger writes for an answer whose schema has no description. */
+const PLACEHOLDER = 'Default Response';
+
+/** What an error status means on this API, for every operation that can answer it. */
+const ERROR_MEANINGS: Record<string, string> = {
+  '400': 'Not valid: the error names the field that is wrong and why; nothing was changed',
+  '401':
+    'No valid credentials: an API key (Authorization: Bearer), a session cookie, or the token this operation takes',
+  '403':
+    "Authenticated but not allowed: an admin's operation, another person's object, or a session's change without its X-CSRF-Token",
+  '404': 'No such object',
+  '408': 'The body did not arrive in time; send it again',
+  '409':
+    "Not possible in the object's current state (for example, the incident is resolved); the error says why",
+  '413': 'The body is larger than this operation accepts',
+  '415': 'The body is not JSON (Content-Type: application/json), or it is compressed',
+  '429': 'Too many requests: wait the seconds Retry-After gives',
+  '502': 'A server this one depends on answered badly; the error names it',
+  '503': 'Not available yet (starting, or a dependency is down); try again',
+};
+
+/** The answer's own description, else what its status means here, else the status's reason phrase. */
+function describedAnswer(status: string, response: Json): Json {
+  if (response.description !== PLACEHOLDER && response.description !== undefined) return response;
+  return { ...response, description: ERROR_MEANINGS[status] ?? STATUS_CODES[Number(status)] ?? status };
+}
+
 /**
  * Lists no content for answers that cannot have a body, and replaces each
  * error answer's copy of the Error schema with a reference to
@@ -48,7 +76,9 @@ function shapeResponses(document: Json): Json {
   for (const item of Object.values((document.paths ?? {}) as Record<string, Json>)) {
     for (const operation of Object.values(item) as Json[]) {
       const responses = operation.responses as Record<string, Json> | undefined;
-      for (const [status, response] of Object.entries(responses ?? {})) {
+      for (const [status, answer] of Object.entries(responses ?? {})) {
+        const response = describedAnswer(status, answer);
+        responses![status] = response;
         // 204 and 304 never carry content (RFC 9110 §15.3.5, §15.4.5); a route's
         // schema for them documents the status, not a body.
         if (status === '204' || status === '304') {
