@@ -10,6 +10,7 @@ import { isProcessAlive, repoRoot } from '../test/peers/child-processes.ts';
 import { installThirdPartyCrds } from '../test/peers/crds.ts';
 import { startKubeControlPlane } from '../test/peers/kube.ts';
 import { buildPeers } from '../test/peers/peers-for-tests.ts';
+import { shellQuote } from '../test/peers/shell-quote.ts';
 
 const dir = join(repoRoot, '.terdut-kube');
 const pidsFile = join(dir, 'pids');
@@ -19,7 +20,7 @@ if (existsSync(pidsFile)) {
   const pids = readFileSync(pidsFile, 'utf8').split(/\s+/).filter(Boolean).map(Number);
   if (pids.length > 0 && pids.every(isProcessAlive)) {
     console.log(`The control plane is already running (pids ${pids.join(' ')}).`);
-    console.log(`kubeconfig: ${kubeconfigPath}\n  export KUBECONFIG=${kubeconfigPath}`);
+    console.log(`kubeconfig: ${kubeconfigPath}\n  export KUBECONFIG=${shellQuote(kubeconfigPath)}`);
     process.exit(0);
   }
   console.error(`A stale ${pidsFile} was found; run npm run kube:down first to clean up.`);
@@ -39,5 +40,5 @@ try {
 console.log(
   `kube-apiserver ${kube.server} is ready after ${Math.round(performance.now() - started)} ms (logs in ${dir}).`,
 );
-console.log(`kubeconfig: ${kube.kubeconfigPath}\n  export KUBECONFIG=${kube.kubeconfigPath}`);
+console.log(`kubeconfig: ${kube.kubeconfigPath}\n  export KUBECONFIG=${shellQuote(kube.kubeconfigPath)}`);
 console.log('Stop it with: npm run kube:down');
