@@ -1,6 +1,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootstrapInstructions } from './bootstrap-instructions.ts';
@@ -20,6 +21,22 @@ describe('bootstrap instructions text', () => {
     assert.ok(fromFile.includes('"Authorization: Bearer $(cat /run/secrets/token)"'));
     const fromEnv = bootstrapInstructions('http://x', { origin: 'environment' });
     assert.ok(fromEnv.includes('"Authorization: Bearer $TERDUT_BOOTSTRAP_TOKEN"'));
+  });
+
+  test("a token file's path with a space or a quote still reads the token when the line is pasted", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "terdut token's dir "));
+    try {
+      const path = join(dir, 'token file');
+      await writeFile(path, 'c'.repeat(64));
+      const text = bootstrapInstructions('http://x', { origin: 'file', path });
+      const header = /-H ("Authorization: Bearer \$\(cat .*\)") \\\n/.exec(text)?.[1];
+      assert.ok(header, text);
+      // What the shell makes of the pasted header argument.
+      const word = execFileSync('sh', ['-c', `printf %s ${header}`], { encoding: 'utf8' });
+      assert.equal(word, `Authorization: Bearer ${'c'.repeat(64)}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
