@@ -38,13 +38,26 @@ export function acknowledgePageRoutes(paging: PagingService) {
       { schema: { hide: true, querystring: Token }, config: { auth: access.public } },
       async (request, reply) => {
         const { incident, person } = await paging.describeCapability(request.query.token);
-        const state =
-          incident.status === 'triggered' ? '' : `<p>It is already ${escapeHtml(incident.status)}.</p>`;
+        const heading = `<p><strong>#${incident.id} ${escapeHtml(incident.title)}</strong></p>`;
+        // Acknowledged or resolved: nothing is left to press (the button would change nothing).
+        if (incident.status !== 'triggered') {
+          const done =
+            incident.status === 'resolved'
+              ? 'It is already resolved: there is nothing to acknowledge.'
+              : 'It is already acknowledged: paging for it has stopped.';
+          return page(
+            reply,
+            200,
+            'Nothing to acknowledge',
+            `${heading}<p>${done}</p>` +
+              incidentLink(await paging.incidentUrlOfCapability(request.query.token)),
+          );
+        }
         return page(
           reply,
           200,
           'Acknowledge this incident?',
-          `<p><strong>#${incident.id} ${escapeHtml(incident.title)}</strong></p>${state}
+          `${heading}
 <p>You will acknowledge it as ${escapeHtml(person.username)}; paging for it stops.</p>
 <form method="post" action="/paging/acknowledge">
 <input type="hidden" name="token" value="${escapeHtml(request.query.token)}">

@@ -133,6 +133,12 @@ forEachDatabase('email pages', (database) => {
       payload: new URLSearchParams({ token }).toString(),
     });
     assert.match(again.body, /Already acknowledged/);
+    // The link opened again: it says so, offers no button that would change nothing, and links the incident.
+    const reopened = await server.request({ method: 'GET', url: path });
+    assert.equal(reopened.status, 200);
+    assert.match(reopened.body, /It is already acknowledged: paging for it has stopped\./);
+    assert.doesNotMatch(reopened.body, /<form|<button/);
+    assert.ok(reopened.body.includes(`href="${PUBLIC_URL}/incidents/${id}"`), reopened.body);
   });
 
   test('every answer of the acknowledge link is a page a browser shows; an expired link links its incident, an altered one does not', async () => {

@@ -563,7 +563,7 @@ export class PagingService {
       events.push({
         incident_id: incident.id,
         type: 'escalation_finished',
-        detail: `every step of "${policy.name}" has fired${policy.repeat > 0 ? ` ${policy.repeat + 1} times` : ''}; paging stops until someone unacknowledges or a snooze ends`,
+        detail: `every step of "${policy.name}" has fired${policy.repeat > 0 ? ` ${policy.repeat + 1} times` : ''}; paging stops (it starts again at step 1 when a snooze of the incident ends, or an acknowledgement is taken back)`,
       });
       return { state: 'finished', round, step: step + 1, repeat, due_at: null };
     }
