@@ -105,7 +105,7 @@ export type { RotationInput } from '@terdut/contract';
 /** The highest `layer` a request may give (the contract's RotationInputSchema). */
 const MAX_LAYER = 1000;
 
-/** How many of the schedule's calendar days `on-call` looks back for `since`. */
+/** How many days (of the schedule's calendar, and of 24 hours) `on-call` looks back for `since`. */
 export const LOOK_BACK_DAYS = 7;
 /** How far `on-call` looks for the next change and `now` for the one after it. */
 export const LOOK_AHEAD_DAYS = 62;
@@ -408,9 +408,15 @@ export class SchedulesService {
   async onCallAt(ref: ScheduleRef, at: Date, db: Queryable = this.#db): Promise<OnCallAnswer> {
     const schedule = await this.#find(db, ref);
     const atMs = at.getTime();
-    // A week back on the schedule's calendar, not 168 hours: a weekly shift
-    // across an autumn change lasts 169, and must still have its start found.
-    const lookBack = localDaysBefore(atMs, schedule.time_zone, LOOK_BACK_DAYS);
+    // A week back on the schedule's calendar or 168 hours, whichever reaches
+    // further: a weekly shift across an autumn change lasts 169 hours, and one
+    // ending at a handoff time the spring change skips (02:30 -> 03:30) a
+    // week and an hour of wall time; a week before a time just after a gap
+    // falls in the gap, which reads as after it. Each must have its start found.
+    const lookBack = Math.min(
+      atMs - LOOK_BACK_DAYS * DAY_MS,
+      localDaysBefore(atMs, schedule.time_zone, LOOK_BACK_DAYS),
+    );
     const segments = await this.#timeline(db, schedule, lookBack, atMs + LOOK_AHEAD_DAYS * DAY_MS);
     const intervals = personIntervals(
       segments.map((s) => ({ ...s, start: s.start.getTime(), end: s.end.getTime() })),

@@ -347,6 +347,42 @@ forEachDatabase('schedules across daylight-saving changes', (database) => {
     assert.equal(at.body.since, '2026-10-19T07:00:00.000Z');
   });
 
+  test('around the spring change, the last hour of a weekly shift still says since when', async () => {
+    clock.set('2026-03-01T00:00:00Z');
+    const weekly = async (name: string, start_date: string, handoff_time: string) => {
+      const schedule = await call('POST', '/api/schedules', { name, time_zone: 'Europe/Berlin' });
+      const id = schedule.body.id as number;
+      const rotation = await call('POST', `/api/schedules/${id}/rotations`, {
+        name: 'Weekly',
+        participant_ids: [people[0]!.id, people[1]!.id],
+        shift_length: 1,
+        shift_unit: 'weeks',
+        start_date,
+        handoff_time,
+      });
+      assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+      return id;
+    };
+    // Sunday 02:30 CET to the skipped 02:30 of 29 March, which is 03:30 CEST:
+    // 168 hours, but a week and an hour on the wall clock.
+    const skipped = await weekly('Spring week, skipped', '2026-03-22', '02:30');
+    for (const at of ['2026-03-29T01:00:00Z', '2026-03-29T01:29:59Z']) {
+      const answer = await call('GET', `/api/schedules/${skipped}/on-call?at=${at}`);
+      assert.equal(answer.body.username, 'ann', at);
+      assert.equal(answer.body.since, '2026-03-22T01:30:00.000Z', at); // 02:30 CET
+      assert.equal(answer.body.until, '2026-03-29T01:30:00.000Z', at); // 03:30 CEST
+    }
+    // Sunday 03:00 CEST, just after the gap, to 03:00 CEST a week later; a week
+    // before 02:30 of 5 April is the skipped 02:30 of 29 March.
+    const after = await weekly('Spring week, after the gap', '2026-03-29', '03:00');
+    for (const at of ['2026-04-05T00:00:00Z', '2026-04-05T00:59:59Z']) {
+      const answer = await call('GET', `/api/schedules/${after}/on-call?at=${at}`);
+      assert.equal(answer.body.username, 'ann', at);
+      assert.equal(answer.body.since, '2026-03-29T01:00:00.000Z', at); // 03:00 CEST
+      assert.equal(answer.body.until, '2026-04-05T01:00:00.000Z', at);
+    }
+  });
+
   test('a feed with a VTIMEZONE answers 304 to a calendar polling an hour later while its shifts are the same', async () => {
     clock.set('2026-03-20T12:00:00Z');
     const schedule = await call('POST', '/api/schedules', {
