@@ -10,7 +10,7 @@ import { isProcessAlive, repoRoot } from '../test/peers/child-processes.ts';
 import { installThirdPartyCrds } from '../test/peers/crds.ts';
 import { startKubeControlPlane } from '../test/peers/kube.ts';
 import { buildPeers } from '../test/peers/peers-for-tests.ts';
-import { shellQuote } from '../test/peers/shell-quote.ts';
+import { shellQuote } from '../packages/server/src/cli/shell-quote.ts';
 
 const dir = join(repoRoot, '.terdut-kube');
 const pidsFile = join(dir, 'pids');

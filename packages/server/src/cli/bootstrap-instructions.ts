@@ -1,4 +1,5 @@
 import type { BootstrapTokenSource } from '../auth/bootstrap-token.ts';
+import { shellQuote } from './shell-quote.ts';
 
 /**
  * What `serve` prints while the instance is not bootstrapped: a curl line a
@@ -14,7 +15,7 @@ export function bootstrapInstructions(
     source.origin === 'generated'
       ? `'Authorization: Bearer ${source.generated ?? ''}'`
       : source.origin === 'file'
-        ? `"Authorization: Bearer $(cat ${shellWord(source.path ?? '')})"`
+        ? `"Authorization: Bearer $(cat ${shellQuote(source.path ?? '')})"`
         : '"Authorization: Bearer $TERDUT_BOOTSTRAP_TOKEN"';
   const where = {
     generated:
@@ -34,14 +35,4 @@ export function bootstrapInstructions(
     'The answer carries the admin API key, shown once. Lost it later? POST /api/bootstrap/recover\n' +
     'with the same token, or run: terdut-server admin recover --username admin\n\n'
   );
-}
-
-/**
- * A path as one word of a POSIX shell: as it is when that is safe, else in
- * single quotes, so the pasted line works when the token file's path has a
- * space (`$(cat /run/my secrets/token)` ran cat on two files that do not exist).
- */
-function shellWord(path: string): string {
-  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(path)) return path;
-  return `'${path.replaceAll("'", `'\\''`)}'`;
 }
