@@ -10,6 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { scheduleOnCallLookup } from '../schedules.ts';
+import { zoneAbbreviation } from './handoff-notices.ts';
 import { pollTopic, startNtfyStandin, type NtfyStandin } from '../../../../../test/peers/ntfy-standin.ts';
 import {
   forEachDatabase,
@@ -259,4 +260,14 @@ forEachDatabase('handoff notices at a skipped handoff time', (database) => {
     assert.equal(started.title, 'On call for Nights until Sun 02:30 CEST');
     assert.match(started.text, /runs until Sun 02:30 CEST \(Europe\/Berlin\)/);
   });
+});
+
+test('the zone named in a notice is the name people there use: CEST in Berlin, EDT in New York', () => {
+  // The repeated hours of 2026's autumn changes, first and second time round.
+  assert.equal(zoneAbbreviation(new Date('2026-10-25T00:30:00Z'), 'Europe/Berlin'), 'CEST');
+  assert.equal(zoneAbbreviation(new Date('2026-10-25T01:30:00Z'), 'Europe/Berlin'), 'CET');
+  assert.equal(zoneAbbreviation(new Date('2026-11-01T05:30:00Z'), 'America/New_York'), 'EDT');
+  assert.equal(zoneAbbreviation(new Date('2026-11-01T06:30:00Z'), 'America/New_York'), 'EST');
+  // A zone neither names gets its offset, which still tells the two apart.
+  assert.equal(zoneAbbreviation(new Date('2026-04-05T01:30:00Z'), 'America/Santiago'), 'GMT-3');
 });

@@ -131,8 +131,26 @@ function localTime(at: Date, from: Date, timeZone: string): string {
     hourCycle: 'h23',
   }).format(at);
   if (!wallTimeOccursTwice(at.getTime(), timeZone)) return text;
-  const zoneName = new Intl.DateTimeFormat('en-GB', { timeZone, timeZoneName: 'short' })
-    .formatToParts(at)
-    .find((part) => part.type === 'timeZoneName')?.value;
+  const zoneName = zoneAbbreviation(at, timeZone);
   return zoneName === undefined ? text : `${text} ${zoneName}`;
+}
+
+/**
+ * The zone's short name at `at` as people there write it: British English
+ * knows Europe's (CEST) and writes America's as an offset (GMT-4), American
+ * English the other way round (EDT, GMT+2); the first that is a name wins,
+ * else the offset.
+ *
+ * @example zoneAbbreviation(new Date('2026-11-01T05:30:00Z'), 'America/New_York') // 'EDT'
+ */
+export function zoneAbbreviation(at: Date, timeZone: string): string | undefined {
+  let offset: string | undefined;
+  for (const locale of ['en-GB', 'en-US']) {
+    const name = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' })
+      .formatToParts(at)
+      .find((part) => part.type === 'timeZoneName')?.value;
+    if (name !== undefined && !/^(GMT|UTC)([+-]|$)/.test(name)) return name;
+    offset ??= name;
+  }
+  return offset;
 }
