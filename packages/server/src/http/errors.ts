@@ -22,6 +22,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (fastifyError.validation) {
       return reply.status(400).send({ error: describeValidation(fastifyError) });
     }
+    if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      // Fastify says only "Unsupported Media Type": name the type sent and the one that works.
+      const sent = String(request.headers['content-type'] ?? '').slice(0, 80);
+      return reply.status(415).send({
+        error: `a body of type "${sent}" is not accepted; send JSON with Content-Type: application/json`,
+      });
+    }
     const status = fastifyError.statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
       return reply.status(status).send({ error: fastifyError.message });

@@ -103,3 +103,24 @@ test('a compressed body is 415 saying so, after authentication; plain JSON label
   const users = (await server.request({ method: 'GET', url: '/api/users', as: admin })).body;
   assert.ok(!users.some((user: { username: string }) => user.username === 'zipped'), 'nothing was created');
 });
+
+test('a text/plain body is 415 (the API reads JSON), and creates nothing', async () => {
+  const before = (await server.request({ method: 'GET', url: '/api/maintenance-windows', as: admin })).body
+    .length;
+  const refused = await server.request({
+    method: 'POST',
+    url: '/api/maintenance-windows',
+    as: admin,
+    headers: { 'content-type': 'text/plain' },
+    payload: JSON.stringify({
+      starts_at: '2030-02-01T00:00:00Z',
+      ends_at: '2030-02-01T01:00:00Z',
+      reason: 'text',
+    }),
+  });
+  assert.equal(refused.status, 415, JSON.stringify(refused.body));
+  assert.match(refused.body.error, /text\/plain/);
+  const after = (await server.request({ method: 'GET', url: '/api/maintenance-windows', as: admin })).body
+    .length;
+  assert.equal(after, before);
+});

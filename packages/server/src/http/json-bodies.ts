@@ -38,6 +38,11 @@ const PROTO_KEY =
  *   through, any body a key holder can post.
  */
 export function installJsonBodies(app: FastifyInstance): void {
+  // The API reads JSON only. Fastify also reads text/plain by default, so a
+  // text body (what a plain HTML form or a "simple" cross-origin request can
+  // send) reached validation as a string and got 400 "body must be object";
+  // it is refused with 415, like any other type that is not JSON.
+  app.removeContentTypeParser('text/plain');
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {

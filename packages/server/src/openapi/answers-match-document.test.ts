@@ -307,7 +307,7 @@ forEachDatabase('answers match the OpenAPI document', (database) => {
       headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
     });
     await call(415, 'POST', url, { payload: '<content/>', headers: { 'content-type': 'application/xml' } });
-    await call(400, 'POST', url, { payload: 'content=hello', headers: { 'content-type': 'text/plain' } });
+    await call(415, 'POST', url, { payload: 'content=hello', headers: { 'content-type': 'text/plain' } });
     await call(400, 'POST', url, { payload: '{"content":', headers: { 'content-type': 'application/json' } });
   });
 
