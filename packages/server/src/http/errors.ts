@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.ts';
+import { unsupportedBodyType } from './json-bodies.ts';
 
 /**
  * Every error leaves as `status` + `{"error": message}` (api-contract.md).
@@ -24,10 +25,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       // Fastify says only "Unsupported Media Type": name the type sent and the one that works.
-      const sent = String(request.headers['content-type'] ?? '').slice(0, 80);
-      return reply.status(415).send({
-        error: `a body of type "${sent}" is not accepted; send JSON with Content-Type: application/json`,
-      });
+      return reply.status(415).send({ error: unsupportedBodyType(request.headers['content-type']).message });
     }
     const status = fastifyError.statusCode;
     if (status !== undefined && status >= 400 && status < 500) {

@@ -1,7 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { createTestPglite, startTestApp, type TestApp, type TestUser } from '@terdut/test-support';
+import {
+  createTestPglite,
+  firingAlert,
+  notification,
+  startTestApp,
+  type TestApp,
+  type TestUser,
+} from '@terdut/test-support';
 
 let server: TestApp;
 let admin: TestUser;
@@ -123,4 +130,26 @@ test('a text/plain body is 415 (the API reads JSON), and creates nothing', async
   const after = (await server.request({ method: 'GET', url: '/api/maintenance-windows', as: admin })).body
     .length;
   assert.equal(after, before);
+});
+
+test('an empty text/plain body is no body: fetch() labels even body "" so, and an action without a body still runs', async () => {
+  const opened = await server.request({
+    method: 'POST',
+    url: '/api/webhook/alertmanager',
+    as: admin,
+    payload: notification({
+      groupKey: 'text-plain-empty',
+      alerts: [firingAlert({ name: 'TextPlainEmpty' })],
+    }),
+  });
+  assert.equal(opened.status, 200, JSON.stringify(opened.body));
+  const acknowledged = await server.request({
+    method: 'POST',
+    url: `/api/incidents/${opened.body.incident_id}/acknowledge`,
+    as: admin,
+    headers: { 'content-type': 'text/plain;charset=UTF-8' },
+    payload: '',
+  });
+  assert.equal(acknowledged.status, 200, JSON.stringify(acknowledged.body));
+  assert.equal(acknowledged.body.status, 'acknowledged');
 });

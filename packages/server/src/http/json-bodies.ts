@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 import { jsonShape } from './json-shape.ts';
 import { withErrorStatuses } from './route-auth.ts';
 
@@ -41,8 +41,13 @@ export function installJsonBodies(app: FastifyInstance): void {
   // The API reads JSON only. Fastify also reads text/plain by default, so a
   // text body (what a plain HTML form or a "simple" cross-origin request can
   // send) reached validation as a string and got 400 "body must be object";
-  // it is refused with 415, like any other type that is not JSON.
+  // it is refused with 415, like any other type that is not JSON. An empty
+  // one is no body (fetch() labels even `body: ''` text/plain), as for JSON.
   app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, raw, done) => {
+    if (raw.length === 0) done(null, undefined);
+    else done(unsupportedBodyType(request.headers['content-type']), undefined);
+  });
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
@@ -107,4 +112,13 @@ function shapeRefusal(body: string): string | undefined {
     );
   }
   return undefined;
+}
+
+/** The 415 of a body whose type the API does not read, naming the type sent and the one it reads. */
+export function unsupportedBodyType(contentType: string | undefined): ApiError {
+  const sent = (contentType ?? '').slice(0, 80);
+  return new ApiError(
+    415,
+    `a body of type "${sent}" is not accepted; send JSON with Content-Type: application/json`,
+  );
 }
