@@ -3,6 +3,9 @@ import { ApiError, badRequest } from '../errors.ts';
 import { jsonShape } from './json-shape.ts';
 import { withErrorStatuses } from './route-auth.ts';
 
+/** The methods whose requests a client may send with a body, which this server then parses. */
+const TAKES_A_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /** Bodies this small cannot hold enough to hurt, and are parsed without looking first. */
 const SHAPE_CHECKED_FROM_BYTES = 16 * 1024;
 /** Alertmanager's notifications nest 4 deep; the API's other bodies less. */
@@ -76,11 +79,14 @@ export function installJsonBodies(app: FastifyInstance): void {
       }
     });
   });
-  // Every route that reads a body can refuse one before its handler: 413
-  // beyond the body limit, 415 for a body that is not JSON or is compressed
-  // (content-encoding.ts). Its OpenAPI entry says so.
+  // Every route a body can be sent to can refuse one before its handler,
+  // whether it reads one or not: 413 beyond the body limit, 415 for a body
+  // that is not JSON or is compressed (content-encoding.ts). Its OpenAPI
+  // entry says so.
   app.addHook('onRoute', (route) => {
-    if (route.schema?.body === undefined) return;
+    if (route.schema === undefined || route.schema.hide === true) return;
+    const methods = ([] as string[]).concat(route.method);
+    if (route.schema.body === undefined && !methods.some((method) => TAKES_A_BODY.has(method))) return;
     route.schema = {
       ...route.schema,
       response: withErrorStatuses(route.schema.response as Record<string, unknown> | undefined, [413, 415]),

@@ -179,14 +179,15 @@ test('every schema in the document compiles as JSON Schema 2020-12', async () =>
   }
 });
 
-test('every operation that validates its input documents 400, one that reads a body 413 and 415, and one with an id in its path 404', async () => {
+test('every operation that validates its input documents 400, one a body can be sent to 413 and 415, and one with an id in its path 404', async () => {
   for (const { where, operation } of operationsOf(await generated)) {
     const parameters = operation.parameters ?? [];
     const validates = parameters.length > 0 || operation.requestBody !== undefined;
     if (validates) assert.ok(operation.responses['400'], `${where} validates input but documents no 400`);
-    if (operation.requestBody !== undefined) {
+    // A POST without a body of its own (an acknowledge) still parses one sent to it.
+    if (operation.requestBody !== undefined || /^(POST|PUT|PATCH|DELETE) /i.test(where)) {
       for (const status of ['413', '415']) {
-        assert.ok(operation.responses[status], `${where} reads a body but documents no ${status}`);
+        assert.ok(operation.responses[status], `${where} takes a body but documents no ${status}`);
       }
     }
     const idInPath = parameters.some(
