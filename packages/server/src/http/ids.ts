@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '../errors.ts';
-import { withErrorStatuses } from './route-auth.ts';
+import { declareErrorStatuses } from './route-auth.ts';
 
 /** The names of the path parameters a params schema declares with the contract's `Id`. */
 function idParamsOf(params: unknown): string[] {
@@ -24,11 +24,7 @@ function idParamsOf(params: unknown): string[] {
 export function installIdParamCheck(app: FastifyInstance): void {
   // Both answers are the route's own, so its OpenAPI entry lists them.
   app.addHook('onRoute', (route) => {
-    if (idParamsOf(route.schema?.params).length === 0) return;
-    route.schema = {
-      ...route.schema,
-      response: withErrorStatuses(route.schema?.response as Record<string, unknown> | undefined, [400, 404]),
-    };
+    if (idParamsOf(route.schema?.params).length > 0) declareErrorStatuses(route, [400, 404]);
   });
   app.addHook('preValidation', async (request) => {
     const params = request.params as Record<string, string | undefined>;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '../errors.ts';
 import { jsonShape } from './json-shape.ts';
-import { withErrorStatuses } from './route-auth.ts';
+import { declareErrorStatuses } from './route-auth.ts';
 
 /** The methods whose requests a client may send with a body, which this server then parses. */
 const TAKES_A_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -87,10 +87,7 @@ export function installJsonBodies(app: FastifyInstance): void {
     if (route.schema === undefined || route.schema.hide === true) return;
     const methods = ([] as string[]).concat(route.method);
     if (route.schema.body === undefined && !methods.some((method) => TAKES_A_BODY.has(method))) return;
-    route.schema = {
-      ...route.schema,
-      response: withErrorStatuses(route.schema.response as Record<string, unknown> | undefined, [413, 415]),
-    };
+    declareErrorStatuses(route, [413, 415]);
   });
 }
 

@@ -1,3 +1,4 @@
+import type { FastifySchema } from 'fastify';
 import { ErrorSchema } from '@terdut/contract';
 
 /**
@@ -144,4 +145,17 @@ export function withErrorStatuses(
   const missing = statuses.filter((status) => response?.[String(status)] === undefined);
   if (missing.length === 0) return response;
   return { ...response, ...Object.fromEntries(missing.map((status) => [String(status), ErrorSchema])) };
+}
+
+/**
+ * Adds to `route` (as an `onRoute` hook receives it) the Error schema for
+ * each of `statuses` it does not declare, for the hooks that can answer
+ * before its handler (validation, the id check, body parsing).
+ */
+export function declareErrorStatuses(route: { schema?: FastifySchema }, statuses: readonly number[]): void {
+  if (route.schema === undefined) return;
+  route.schema = {
+    ...route.schema,
+    response: withErrorStatuses(route.schema.response as Record<string, unknown> | undefined, statuses),
+  };
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { Ajv, type Options } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
-import { withErrorStatuses } from './route-auth.ts';
+import { declareErrorStatuses } from './route-auth.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = addFormatsPlugin as unknown as (ajv: Ajv) => Ajv;
@@ -33,11 +33,8 @@ export function installValidation(app: FastifyInstance): void {
   // A route that validates any part of the request can answer 400: its OpenAPI entry says so.
   app.addHook('onRoute', (route) => {
     const schema = route.schema;
-    if (schema === undefined) return;
-    if (schema.params === undefined && schema.querystring === undefined && schema.body === undefined) return;
-    route.schema = {
-      ...schema,
-      response: withErrorStatuses(schema.response as Record<string, unknown> | undefined, [400]),
-    };
+    if (schema?.params !== undefined || schema?.querystring !== undefined || schema?.body !== undefined) {
+      declareErrorStatuses(route, [400]);
+    }
   });
 }
