@@ -16,8 +16,13 @@ import { migrate } from '../../packages/server/src/db/migrate.ts';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
-/** A new, empty, migrated PostgreSQL database on the test server; dropped by `drop()`. */
-export async function createTestPostgres(): Promise<{ db: Database; url: string; drop(): Promise<void> }> {
+/**
+ * A new, empty PostgreSQL database on the test server, migrated unless
+ * `migrated: false` (a test that builds an older schema itself); dropped by `drop()`.
+ */
+export async function createTestPostgres(
+  options: { migrated?: boolean } = {},
+): Promise<{ db: Database; url: string; drop(): Promise<void> }> {
   const adminUrl = process.env.TERDUT_TEST_DATABASE_URL;
   if (!adminUrl)
     throw new Error(
@@ -31,7 +36,7 @@ export async function createTestPostgres(): Promise<{ db: Database; url: string;
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const db = await openPostgres(url.toString(), { max: 20 });
-  await migrate(db);
+  if (options.migrated !== false) await migrate(db);
   return {
     db,
     url: url.toString(),

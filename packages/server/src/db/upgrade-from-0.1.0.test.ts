@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { openPglite, openPostgres, type Database } from './database.ts';
+import { openPglite, type Database } from './database.ts';
 import { migrate } from './migrate.ts';
 import {
   createTestPostgres,
@@ -80,17 +80,9 @@ for (const kind of ['pglite', 'postgres'] as const) {
       db = await openPglite(undefined);
       drop = () => db.close();
     } else {
-      // An empty database of its own: createTestPostgres migrates to the head, so start from a fresh one beside it.
-      const created = await createTestPostgres();
-      const url = new URL(created.url);
-      url.pathname = `${url.pathname}_010`;
-      await created.db.exec(`CREATE DATABASE ${url.pathname.slice(1)}`);
-      db = await openPostgres(url.toString(), { max: 4 });
-      drop = async () => {
-        await db.close();
-        await created.db.exec(`DROP DATABASE IF EXISTS ${url.pathname.slice(1)} WITH (FORCE)`);
-        await created.drop();
-      };
+      const created = await createTestPostgres({ migrated: false });
+      db = created.db;
+      drop = () => created.drop();
     }
     const servers: TestApp[] = [];
     t.after(async () => {
