@@ -22,7 +22,12 @@ import { startOperator } from '../../packages/operator/src/operator.ts';
 import { loadOperatorConfig } from '../../packages/operator/src/config.ts';
 import { KubeClient } from '../../packages/operator/src/runtime/kube-client.ts';
 import { terdutServerCrd } from '../../packages/operator/src/api/v1alpha1/crd.ts';
-import { clusterRules, namespaceRules, ownSecretsRules } from '../../packages/operator/src/manifests/rbac.ts';
+import {
+  clusterRules,
+  namespaceRules,
+  ownSecretsRules,
+  userRoleRules,
+} from '../../packages/operator/src/manifests/rbac.ts';
 import { toYaml } from '../../packages/operator/src/manifests/yaml.ts';
 import {
   createSecret,
@@ -130,7 +135,13 @@ test('the chart CRD and RBAC rules are the generated ones, byte for byte', () =>
   );
   assert.equal(
     readFileSync(join(chart, 'files', 'rbac-rules.yaml'), 'utf8'),
-    header + toYaml({ cluster: clusterRules, leaderElection: namespaceRules, ownSecrets: ownSecretsRules }),
+    header +
+      toYaml({
+        cluster: clusterRules,
+        leaderElection: namespaceRules,
+        ownSecrets: ownSecretsRules,
+        userRoles: userRoleRules,
+      }),
     'the chart RBAC rules differ from the generated ones: run `npm run generate`',
   );
 });
@@ -139,6 +150,9 @@ test('rendering: options change what they say, and bad combinations are refused'
   const defaults = await render('terdut', 'terdut-system');
   const kinds = documents(defaults).map((doc) => yamlIdentity(doc).kind);
   assert.deepEqual(kinds.sort(), [
+    'ClusterRole',
+    'ClusterRole',
+    'ClusterRole',
     'ClusterRole',
     'ClusterRoleBinding',
     'CustomResourceDefinition',
@@ -182,6 +196,20 @@ test('rendering: options change what they say, and bad combinations are refused'
   // The egress the seed incident lacked: the managed terdut-server pods, on their port.
   assert.match(extras, /app\.kubernetes\.io\/managed-by: terdut-operator\n\s+ports:\n\s+- port: 8080/);
 
+  // The ClusterRoles for people, each labelled for the built-in role it joins.
+  const userRoles = documents(defaults).filter((doc) => /aggregate-to-/.test(doc));
+  assert.deepEqual(
+    userRoles.map((doc) => [yamlIdentity(doc).name, /aggregate-to-(\w+): "true"/.exec(doc)?.[1]]),
+    [
+      ['terdut-terdut-operator-terdutservers-view', 'view'],
+      ['terdut-terdut-operator-terdutservers-edit', 'edit'],
+      ['terdut-terdut-operator-terdutservers-admin', 'admin'],
+    ],
+  );
+  const withoutUserRoles = await render('terdut', 'terdut-system', 'rbac.aggregateClusterRoles=false');
+  assert.doesNotMatch(withoutUserRoles, /aggregate-to-/);
+  assert.equal(documents(withoutUserRoles).length, documents(defaults).length - 3);
+
   await assert.rejects(render('terdut', 'x', 'leaderElection.enabled=false'), /needs replicas: 1/);
   await render('terdut', 'x', 'leaderElection.enabled=false', 'replicas=1');
   await assert.rejects(render('terdut', 'x', 'logLevel=verbose'), /logLevel must be/);
@@ -216,6 +244,15 @@ test('the rendered chart applies, and its RBAC is enough for an operator run wit
     `/apis/rbac.authorization.k8s.io/v1/clusterroles/${name}`,
   );
   assert.deepEqual(live.rules, clusterRules);
+  for (const [role, rules] of Object.entries(userRoleRules)) {
+    const userRole = await kubeRequestOk<{ rules: unknown[]; metadata: { labels: Record<string, string> } }>(
+      admin,
+      'GET',
+      `/apis/rbac.authorization.k8s.io/v1/clusterroles/${name}-terdutservers-${role}`,
+    );
+    assert.deepEqual(userRole.rules, rules);
+    assert.equal(userRole.metadata.labels[`rbac.authorization.k8s.io/aggregate-to-${role}`], 'true');
+  }
 
   // The operator as the chart runs it: the chart's ServiceAccount, the
   // Deployment's arguments, POD_NAMESPACE = the release namespace.

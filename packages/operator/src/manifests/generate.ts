@@ -10,7 +10,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { terdutServerCrd } from '../api/v1alpha1/crd.ts';
-import { clusterRules, namespaceRules, ownSecretsRules, rbacObjects } from './rbac.ts';
+import {
+  clusterRules,
+  namespaceRules,
+  ownSecretsRules,
+  rbacObjects,
+  userRoleObjects,
+  userRoleRules,
+} from './rbac.ts';
 import { toYaml, toYamlDocuments } from './yaml.ts';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
@@ -21,12 +28,21 @@ export function generatedFiles(): Record<string, string> {
   return {
     'deploy/crds/terdut.ryuvia.com_terdutservers.yaml': header + toYaml(terdutServerCrd()),
     'deploy/rbac/rbac.yaml': header + toYamlDocuments(rbacObjects('terdut-system')),
+    // Roles for people (aggregated into view/edit/admin), a file of their
+    // own so that a kustomization can leave them out.
+    'deploy/rbac/user-roles.yaml': header + toYamlDocuments(userRoleObjects()),
     // Helm installs crds/ as it is (never templated); the chart's RBAC
     // templates read their rules from files/ (see templates/rbac.yaml).
     'deploy/helm/terdut-operator/crds/terdut.ryuvia.com_terdutservers.yaml':
       header + toYaml(terdutServerCrd()),
     'deploy/helm/terdut-operator/files/rbac-rules.yaml':
-      header + toYaml({ cluster: clusterRules, leaderElection: namespaceRules, ownSecrets: ownSecretsRules }),
+      header +
+      toYaml({
+        cluster: clusterRules,
+        leaderElection: namespaceRules,
+        ownSecrets: ownSecretsRules,
+        userRoles: userRoleRules,
+      }),
   };
 }
 

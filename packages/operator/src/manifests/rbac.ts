@@ -64,6 +64,60 @@ export const namespaceRules: PolicyRule[] = [
  */
 export const ownSecretsRules: PolicyRule[] = [{ apiGroups: [''], resources: ['secrets'], verbs: ['delete'] }];
 
+/**
+ * For people, not the operator: who may read and change TerdutServers. The
+ * three ClusterRoles carry the `aggregate-to-view`/`-edit`/`-admin` labels,
+ * so kube-controller-manager's ClusterRole aggregation folds their rules into
+ * the built-in `view`, `edit` and `admin` roles (as cert-manager and
+ * prometheus-operator ship theirs): whoever may edit Deployments in a
+ * namespace may then edit the TerdutServers there, with no binding of ours.
+ * Status is the operator's to write; people only read it (the `edit` role
+ * likewise reads `deployments/status` and never writes it). Scale is spec
+ * (`kubectl scale`), so it is writable where the spec is.
+ */
+const readVerbs = ['get', 'list', 'watch'];
+const writeVerbs = [...readVerbs, 'create', 'update', 'patch', 'delete', 'deletecollection'];
+const viewRules: PolicyRule[] = [
+  {
+    apiGroups: ['terdut.ryuvia.com'],
+    resources: ['terdutservers', 'terdutservers/status', 'terdutservers/scale'],
+    verbs: readVerbs,
+  },
+];
+const editRules: PolicyRule[] = [
+  {
+    apiGroups: ['terdut.ryuvia.com'],
+    resources: ['terdutservers', 'terdutservers/scale'],
+    verbs: writeVerbs,
+  },
+  { apiGroups: ['terdut.ryuvia.com'], resources: ['terdutservers/status'], verbs: readVerbs },
+];
+
+/** The built-in role each aggregated ClusterRole joins, with its rules. */
+export const userRoleRules: Record<'view' | 'edit' | 'admin', PolicyRule[]> = {
+  view: viewRules,
+  edit: editRules,
+  // `admin` aggregates `edit` already; its own label keeps admin complete on
+  // a cluster whose `edit` role was customised.
+  admin: editRules,
+};
+
+/** `terdutservers-view`, `-edit`, `-admin`: aggregated into the built-in roles (see `userRoleRules`). */
+export function userRoleObjects(): Record<string, unknown>[] {
+  return Object.entries(userRoleRules).map(([role, rules]) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: {
+      name: `terdutservers-${role}`,
+      labels: {
+        'app.kubernetes.io/name': operatorName,
+        [`rbac.authorization.k8s.io/aggregate-to-${role}`]: 'true',
+      },
+    },
+    rules,
+  }));
+}
+
 /** ServiceAccount, ClusterRole(+Binding) and the two Roles(+Bindings) in `namespace`. */
 export function rbacObjects(namespace: string): Record<string, unknown>[] {
   const labels = { 'app.kubernetes.io/name': operatorName };
