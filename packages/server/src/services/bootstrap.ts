@@ -26,6 +26,7 @@ import {
 import type { AuditActor, AuditService } from './audit.ts';
 import { mintApiKey, type NewApiKey } from './api-keys.ts';
 import { parseEmail, parseUsername } from './user-fields.ts';
+import { clientNetwork } from './sign-in-throttle.ts';
 
 /**
  * Whether the instance has been claimed: the bootstrap record exists, or any
@@ -135,7 +136,10 @@ export class BootstrapService {
     clientAddress: string,
     endpoint: 'bootstrap' | 'recover',
   ): Promise<void> {
-    const decision = this.#limiter.hit(clientAddress);
+    // Counted, and audited, per client network as failed sign-ins are: an IPv6 client by its /64,
+    // or each of its 2^64 addresses had an attempt budget and a stream of audit rows of its own.
+    const client = clientNetwork(clientAddress);
+    const decision = this.#limiter.hit(client);
     if (!decision.allowed) {
       const wait = decision.retryAfterSeconds;
       throw tooManyRequests(`too many bootstrap attempts from this address; retry in ${wait}s`, wait);
@@ -159,7 +163,8 @@ export class BootstrapService {
       actor: { name: 'anonymous' },
       action: `${endpoint === 'bootstrap' ? 'bootstrap' : 'bootstrap.recover'}.denied`,
       detail: { reason: given === undefined ? 'missing token' : 'wrong token' },
-      clientAddress,
+      // The /64 of an IPv6 client (one row a minute for the network); any other address as it is.
+      clientAddress: client.endsWith('/64') ? client : clientAddress,
     });
     throw unauthorized(refusal);
   }

@@ -194,6 +194,42 @@ forEachDatabase('bootstrap', (database, kind) => {
     );
   });
 
+  test('attempts from one IPv6 network (a /64) share one limit and one audit row, whatever address each uses', async () => {
+    // A subscriber holds a whole /64 (RFC 6177): counted per address, each of its 2^64 addresses
+    // had 10 tries a minute of its own and wrote audit rows of its own, without bound.
+    const network = `2001:db8:${(++addresses).toString(16)}:1`;
+    const fromNetwork = (host: number) =>
+      server.request({
+        method: 'POST',
+        url: '/api/bootstrap',
+        remoteAddress: `${network}:${host.toString(16)}::1`,
+        headers: { authorization: `Bearer wrong-token-${host}` },
+        payload: { username: 'x', email: '' },
+      });
+    for (let host = 1; host <= 10; host++) assert.equal((await fromNetwork(host)).status, 401);
+    const limited = await fromNetwork(11);
+    assert.equal(limited.status, 429, JSON.stringify(limited.body));
+    const rows = await database().query<{ client_address: string; detail: { count: number } }>(
+      "SELECT client_address, detail FROM audit_log WHERE action = 'bootstrap.denied' ORDER BY id",
+    );
+    // Two rows only if the attempts straddled a minute boundary.
+    assert.ok(rows.rows.length <= 2, `${rows.rows.length} rows: ${JSON.stringify(rows.rows)}`);
+    assert.deepEqual(new Set(rows.rows.map((row) => row.client_address)), new Set([`${network}::/64`]));
+    assert.equal(
+      rows.rows.reduce((sum, row) => sum + row.detail.count, 0),
+      10,
+    );
+
+    const elsewhere = await server.request({
+      method: 'POST',
+      url: '/api/bootstrap',
+      remoteAddress: `2001:db8:${(++addresses).toString(16)}:1::1`,
+      headers: { authorization: `Bearer ${TOKEN}` },
+      payload: { username: 'root', email: 'root@example.com' },
+    });
+    assert.equal(elsewhere.status, 201, 'another /64 is not affected');
+  });
+
   test('a database with people but no bootstrap record (pre-protocol) counts as bootstrapped', async () => {
     const veteran = await insertUser(database(), {
       username: 'veteran',
