@@ -802,6 +802,71 @@ forEachDatabase('paging', (database) => {
     await server.request({ method: 'DELETE', url: `/api/escalation-policies/${policy.body.id}`, as: admin });
   });
 
+  test('an ntfy_topic changed after its page was decided gets the page at the new topic; one cleared gets none, and the escalation moves on', async () => {
+    const tara = await server.createUser('tara');
+    const setTopic = async (topic: string) => {
+      const set = await server.request({
+        method: 'PUT',
+        url: `/api/users/${tara.id}/notify`,
+        as: tara,
+        payload: { ntfy_topic: topic },
+      });
+      assert.equal(set.status, 200, JSON.stringify(set.body));
+    };
+    const policy = await server.request({
+      method: 'POST',
+      url: '/api/escalation-policies',
+      as: admin,
+      payload: {
+        name: 'tara then bob',
+        matchers: ['route="tara"'],
+        steps: [
+          { targets: [{ type: 'user', user_id: tara.id }] },
+          { delay: '30m', targets: [{ type: 'user', user_id: bob.id }] },
+        ],
+      },
+    });
+    assert.equal(policy.status, 201, JSON.stringify(policy.body));
+    const onTopic = async (topic: string, id: number) =>
+      (await pollTopic(ntfy.url, topic, NTFY_TOKEN)).filter(
+        (m) => m.click === `${publicUrl}/incidents/${id}`,
+      );
+    try {
+      // The step decides tara's page; before it is sent she moves to a new topic (the old one leaked).
+      await setTopic('tara-leaked-topic');
+      const moved = await openPaged({ route: 'tara' });
+      await server.app.services.paging.escalate();
+      await setTopic('tara-new-topic');
+      await server.app.services.paging.deliver();
+      assert.equal((await onTopic('tara-leaked-topic', moved.id)).length, 0, 'nothing to the old topic');
+      const [page] = await onTopic('tara-new-topic', moved.id);
+      assert.ok(page, JSON.stringify(await timeline(moved.id)));
+      assert.equal((await pressHttpAction(page.actions![0]!)).status, 200);
+
+      // She clears it before the next page is sent: no page anywhere, and bob need not wait 30m.
+      const cleared = await openPaged({ route: 'tara' });
+      await server.app.services.paging.escalate();
+      await setTopic(''); // the contract's way to clear it
+      await pass();
+      assert.equal((await onTopic('tara-new-topic', cleared.id)).length, 0);
+      assert.equal((await onTopic('tara-leaked-topic', cleared.id)).length, 0);
+      const events = await timeline(cleared.id);
+      assert.match(
+        events.find((e) => e.type === 'notification_failed')?.detail ?? '',
+        /^ntfy \(ntfy_topic\), step 1: tara has cleared their ntfy_topic$/,
+      );
+      await pass(); // step 2 is due at once, not in 30 minutes
+      assert.ok(hooksFor(cleared.id).some((hook) => hook.body.person.username === 'bob'));
+      await server.request({ method: 'POST', url: `/api/incidents/${cleared.id}/resolve`, as: admin });
+    } finally {
+      await server.request({
+        method: 'DELETE',
+        url: `/api/escalation-policies/${policy.body.id}`,
+        as: admin,
+      });
+    }
+  });
+
   test("a failed page on a policy's last step does not cut the repeat_delay before the next pass", async () => {
     // kai's receiver refuses every page for good (410): each page fails at once.
     const kai = await server.createUser('kai');

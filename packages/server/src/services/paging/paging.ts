@@ -720,13 +720,12 @@ export class PagingService {
     let problem: string | undefined;
     if (incident === undefined) problem = 'the incident no longer exists';
     else if (person === undefined) problem = 'the person no longer exists';
-    const method = problem === undefined ? await this.#methodOf(delivery) : { secret: null };
-    problem ??= method.problem;
-    if (problem !== undefined || incident === undefined || person === undefined) {
+    const contact = person === undefined ? undefined : await this.#contactNow(delivery, person);
+    problem ??= contact?.problem;
+    if (problem !== undefined || incident === undefined || person === undefined || contact === undefined) {
       await this.#recordFailure(delivery, new DeliveryError(problem ?? 'unknown', true));
       return;
     }
-    const secret = method.secret;
     let message: PageMessage;
     if (delivery.purpose === 'summary') {
       const from = new Date(delivery.round * MINUTE_MS);
@@ -744,8 +743,8 @@ export class PagingService {
     }
     const to: ContactTarget = {
       kind: delivery.kind as ContactTarget['kind'],
-      target: delivery.target,
-      secret,
+      target: contact.target,
+      secret: contact.secret,
       deliveryId: String(delivery.id),
     };
     let answer: ProviderAnswer;
@@ -782,27 +781,48 @@ export class PagingService {
     }
   }
 
-  /** The secret of the delivery's contact method, or why it can no longer be used. */
-  async #methodOf(delivery: PageDeliveryRow): Promise<{ secret: string | null; problem?: string }> {
-    if (delivery.method_id === null) return { secret: null };
+  /**
+   * Where the delivery goes now (and the method's secret), or why it can no
+   * longer go anywhere. A message is sent when it is due, which may be minutes
+   * after it was decided (a retry, a resolved notice): by then its contact
+   * may be gone. The contract's ntfy_topic is a contact of its own
+   * (`ntfy_topic`), and its owner changes or clears it in place, often
+   * because the old topic leaked: a page carries an Acknowledge that works
+   * for whoever reads the topic, so it goes to the topic the person has now,
+   * and to none once it is cleared.
+   */
+  async #contactNow(
+    delivery: PageDeliveryRow,
+    person: PageablePerson,
+  ): Promise<{ target: string; secret: string | null; problem?: string }> {
+    const gone = (problem: string) => ({ target: delivery.target, secret: null, problem });
+    if (delivery.contact_key === 'ntfy_topic') {
+      if (person.ntfy_topic === null) return gone(`${person.username} has cleared their ntfy_topic`);
+      // The topic may now be one of their ntfy methods', paged on its own (contactsOf): never twice.
+      const working = await this.#contactsOf(this.#db, person);
+      if (!working.some((contact) => contact.key === 'ntfy_topic'))
+        return gone(`${person.username}'s ntfy_topic is now the topic of one of their contact methods`);
+      return { target: person.ntfy_topic, secret: null };
+    }
+    if (delivery.method_id === null) return { target: delivery.target, secret: null };
     const method = await findContactMethodById(this.#db, delivery.method_id);
-    if (method === undefined) return { secret: null, problem: 'the contact method was deleted' };
-    if (!method.enabled) return { secret: null, problem: 'the contact method was switched off' };
-    return { secret: method.secret };
+    if (method === undefined) return gone('the contact method was deleted');
+    if (!method.enabled) return gone('the contact method was switched off');
+    return { target: delivery.target, secret: method.secret };
   }
 
   /** A handoff notice: its message was composed when the handoff was claimed. */
   async #sendHandoff(delivery: PageDeliveryRow, noticeId: number): Promise<void> {
     const notice = await findHandoffNotice(this.#db, noticeId);
     const [person] = await findPageablePeople(this.#db, [delivery.user_id]);
-    const method = await this.#methodOf(delivery);
+    const contact = person === undefined ? undefined : await this.#contactNow(delivery, person);
     const problem =
       notice === undefined
         ? 'the schedule no longer exists'
         : person === undefined
           ? 'the person no longer exists'
-          : method.problem;
-    if (problem !== undefined || notice === undefined) {
+          : contact?.problem;
+    if (problem !== undefined || notice === undefined || contact === undefined) {
       await this.#recordFailure(delivery, new DeliveryError(problem ?? 'unknown', true));
       return;
     }
@@ -815,8 +835,8 @@ export class PagingService {
     };
     const to: ContactTarget = {
       kind: delivery.kind as ContactTarget['kind'],
-      target: delivery.target,
-      secret: method.secret,
+      target: contact.target,
+      secret: contact.secret,
       deliveryId: String(delivery.id),
     };
     try {
