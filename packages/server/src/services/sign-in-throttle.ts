@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
@@ -99,8 +100,11 @@ export class SignInThrottle {
   }
 }
 
-// Case-folded, so "Alice" and "alice" share one budget.
-const usernameBucket = (username: string): string => `username:${username.toLowerCase()}`;
+// Case-folded, so "Alice" and "alice" share one budget; and a digest, never the text typed:
+// a password typed into the username field would otherwise sit in sign_in_failures (and in
+// every backup) until the next failed sign-in prunes it.
+const usernameBucket = (username: string): string =>
+  `username:${createHash('sha256').update(username.toLowerCase(), 'utf8').digest('hex')}`;
 const addressBucket = (address: string): string => `address:${clientNetwork(address)}`;
 
 /**

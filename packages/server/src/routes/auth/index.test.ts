@@ -506,6 +506,26 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     assert.match(variant.body.error, /wrong username or password/);
   });
 
+  test('a password typed into the username field is stored nowhere in the database as typed', async () => {
+    // People do type their password into the wrong field. The failure is counted against that
+    // "username" and audited; neither may keep the text, which stays until the next failed sign-in.
+    const typed = `Tr0ub4dor&3-secret-${++names}`;
+    const failed = await server.request({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { username: typed, password: 'whatever was typed next' },
+      remoteAddress: '10.4.0.1',
+    });
+    assert.equal(failed.status, 401);
+    const found = await server.db.query<{ place: string }>(
+      `SELECT 'sign_in_failures' AS place FROM sign_in_failures WHERE position(lower($1) IN lower(bucket)) > 0
+       UNION ALL
+       SELECT 'audit_log' FROM audit_log WHERE position(lower($1) IN lower(detail::text)) > 0`,
+      [typed],
+    );
+    assert.deepEqual(found.rows, []);
+  });
+
   test('after 30 failures from one address, that address is refused for every username', async () => {
     const person = await personWithPassword();
     for (let i = 0; i < 30; i++) {
