@@ -137,6 +137,33 @@ test('OIDC settings terdut-server would refuse to start with are refused at appl
   }
 });
 
+test('a Zalando role or database name the Zalando operator would never create is refused naming the field (it would wait for a Secret that never comes)', async () => {
+  const postgresql = (fields: Record<string, string>) => ({
+    database: { postgresql: { clusterName: 'pg', user: 'terdut', databaseName: 'terdut', ...fields } },
+  });
+  const cases: [unknown, RegExp][] = [
+    [postgresql({ user: 'Terdut' }), /spec\.database\.postgresql\.user/],
+    [postgresql({ user: 'app user' }), /spec\.database\.postgresql\.user/],
+    [postgresql({ user: 'terdut_' }), /spec\.database\.postgresql\.user/],
+    [postgresql({ user: 'x'.repeat(64) }), /spec\.database\.postgresql\.user/],
+    [postgresql({ databaseName: 'on-call' }), /spec\.database\.postgresql\.databaseName/],
+    [postgresql({ databaseName: 'terdut?sslmode=disable' }), /spec\.database\.postgresql\.databaseName/],
+    [postgresql({ databaseName: '1terdut' }), /spec\.database\.postgresql\.databaseName/],
+  ];
+  for (const [spec, field] of cases) {
+    const res = await create(spec);
+    assert.equal(res.status, 422, `${JSON.stringify(spec)}: ${res.text}`);
+    assert.match(res.json<any>().message, field);
+  }
+  for (const fields of [
+    { user: 'terdut_app', databaseName: 'Terdut_1' },
+    { user: 'app.terdut-2', databaseName: '_terdut' },
+  ]) {
+    const fine = await create(postgresql(fields));
+    assert.equal(fine.status, 201, fine.text);
+  }
+});
+
 test('Secret names and keys no Secret can have, and Gateway references no Gateway can have, are refused naming the field', async () => {
   const cases: [unknown, RegExp][] = [
     [{ database: { secretRef: { name: 'Terdut_DB' } } }, /spec\.database\.secretRef\.name/],

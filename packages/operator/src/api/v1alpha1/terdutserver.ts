@@ -55,14 +55,26 @@ export const PostgresqlDatabase = Type.Object(
     clusterName: dnsLabelName(
       'Name of the Zalando `postgresql` (acid.zalan.do) cluster in the same namespace. Its Service is the database host (port 5432).',
     ),
+    // Both patterns are the Zalando operator's own (pkg/cluster/cluster.go,
+    // userRegexp and databaseNameRegexp, v1.15): it skips a role or database
+    // named otherwise, so no credentials Secret would ever appear and the
+    // TerdutServer would wait for it with a message blaming spec.users. The
+    // database name also goes into DATABASE_URL's path unescaped, which
+    // this keeps to characters a URL path takes as they are.
     user: Type.String({
       description:
-        'Database role declared in the cluster’s `spec.users`. The operator reads the password from the Secret `{user}.{clusterName}.credentials.postgresql.acid.zalan.do` (underscores in the user become dashes).',
+        'Database role declared in the cluster’s `spec.users`: lower-case letters, digits, `-`, `_` and `.`, as the Zalando operator requires of a role it creates. The operator reads the password from the Secret `{user}.{clusterName}.credentials.postgresql.acid.zalan.do` (underscores in the user become dashes).',
       minLength: 1,
+      // PostgreSQL truncates identifiers to 63 bytes (NAMEDATALEN - 1).
+      maxLength: 63,
+      pattern: '^[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*$',
     }),
     databaseName: Type.String({
-      description: 'Database (declared in the cluster’s `spec.databases`) that terdut-server uses.',
+      description:
+        'Database (declared in the cluster’s `spec.databases`) that terdut-server uses: letters, digits and `_`, not starting with a digit, as the Zalando operator requires of a database it creates.',
       minLength: 1,
+      maxLength: 63,
+      pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$',
     }),
     sslMode: stringEnum(['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const, {
       description:
