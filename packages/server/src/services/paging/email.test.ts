@@ -204,6 +204,41 @@ forEachDatabase('email pages', (database) => {
     }
   });
 
+  test("a mail program shows an incident's page and its resolved notice as one conversation, apart from another incident's", async () => {
+    const open = async (groupKey: string) => {
+      const opened = await server.request({
+        method: 'POST',
+        url: '/api/webhook/alertmanager',
+        payload: notification({ groupKey, alerts: [firingAlert({ name: `Thread${groupKey}` })] }),
+        as: admin,
+      });
+      return opened.body.incident_id as number;
+    };
+    const mailsAbout = (id: number) =>
+      smtp.messages.filter((message) => (message.text ?? '').includes(`/incidents/${id}`));
+    const first = await open('mail-thread-1');
+    const second = await open('mail-thread-2');
+    await server.app.services.paging.runOnce();
+    await server.request({ method: 'POST', url: `/api/incidents/${first}/resolve`, as: admin });
+    await server.app.services.paging.runOnce();
+
+    const [page, resolved] = mailsAbout(first);
+    assert.ok(page && resolved, `a page and a resolved notice: ${mailsAbout(first).length} emails`);
+    assert.match(resolved.subject ?? '', /^Resolved: /);
+    const thread = page.inReplyTo;
+    assert.match(thread ?? '', new RegExp(`^<incident-${first}@[0-9a-f]{32}\\.terdut>$`));
+    for (const mail of [page, resolved]) {
+      assert.equal(mail.inReplyTo, thread);
+      assert.deepEqual([mail.references ?? []].flat(), [thread]);
+      // Each email is a message of its own; none claims to be the thread's root.
+      assert.notEqual(mail.messageId, thread);
+    }
+    assert.notEqual(page.messageId, resolved.messageId);
+    const [other] = mailsAbout(second);
+    assert.equal(other?.inReplyTo, `<incident-${second}@${thread!.split('@')[1]}`);
+    await server.request({ method: 'POST', url: `/api/incidents/${second}/resolve`, as: admin });
+  });
+
   test("an altered link shows a 403 page; a refused address fails at once with the server's answer", async () => {
     const bad = await server.request({ method: 'GET', url: '/paging/acknowledge?token=abc.def' });
     assert.equal(bad.status, 403);

@@ -54,6 +54,9 @@ export function smtpSender(config: SmtpConfig): EmailSender {
           subject: message.title,
           text: emailText(message),
           html: emailHtml(message),
+          ...(message.emailThread !== undefined
+            ? { inReplyTo: message.emailThread, references: [message.emailThread] }
+            : {}),
           headers: { 'X-Terdut-Delivery': deliveryId },
         })) as { messageId?: string; response?: string };
         return {

@@ -126,6 +126,7 @@ export class PagingService {
   readonly #parallelEscalations: number;
   readonly #leaseRenewalMs: number;
   #capabilityKey: Promise<string> | undefined;
+  #threadDomain: Promise<string> | undefined;
   /**
    * The poll's escalation passes and the wakes' take turns: side by side in
    * an alert storm, both walked the same due escalations in the same order,
@@ -905,7 +906,7 @@ export class PagingService {
         await this.#key(),
       );
     }
-    return composeMessage({
+    const message = composeMessage({
       purpose: delivery.purpose as Exclude<PageDeliveryRow['purpose'], 'handoff'>,
       incident,
       alerts,
@@ -916,6 +917,25 @@ export class PagingService {
       ...(acknowledgeToken !== undefined ? { acknowledgeToken } : {}),
       ...(heartbeat !== undefined ? { heartbeat } : {}),
     });
+    if (delivery.kind !== 'email') return message;
+    return { ...message, emailThread: `<incident-${incident.id}@${await this.#emailThreadDomain()}>` };
+  }
+
+  /**
+   * The right-hand side of the incident threads' msg-ids: this installation's
+   * own (migration 1060, which calendar UIDs use for the same reason), so
+   * incident 12 of staging and incident 12 of production, mailed to one
+   * inbox, never share a thread.
+   */
+  #emailThreadDomain(): Promise<string> {
+    this.#threadDomain ??= readInstanceSecret(this.#db, 'calendar_uid_domain').then(
+      (id) => `${id}.terdut`,
+      (error: unknown) => {
+        this.#threadDomain = undefined;
+        throw error;
+      },
+    );
+    return this.#threadDomain;
   }
 
   async #recordSuccess(

@@ -34,6 +34,13 @@ export interface PageMessage {
   acknowledgePage?: string;
   /** The documented webhook JSON body (README, "Outgoing webhook"). */
   webhookBody: Record<string, unknown>;
+  /**
+   * The msg-id (RFC 5322 §3.6.4, `<…>`) that every email about one incident
+   * answers (In-Reply-To, References), so a mail program shows its pages,
+   * update and resolved notice as one conversation. No message carries it as
+   * its own Message-ID: each person's first email of the incident differs.
+   */
+  emailThread?: string;
 }
 
 export interface ProviderAnswer {
