@@ -84,6 +84,9 @@ forEachDatabase('email pages', (database) => {
     assert.equal(mail.subject, 'queue <stuck>');
     assert.equal(mail.from?.value[0]?.address, 'pager@example.com');
     assert.equal((mail.to as { text: string }).text, 'erin@example.com');
+    // Sent by a program: an out-of-office responder must not answer it (RFC 3834).
+    assert.equal(mail.headers.get('auto-submitted'), 'auto-generated');
+    assert.ok(mail.date instanceof Date && mail.messageId, 'Date and Message-ID');
     assert.match(mail.text ?? '', /1 alert firing: MailTest/);
     assert.match(mail.text ?? '', new RegExp(`Open the incident: ${PUBLIC_URL}/incidents/${id}`));
     const ackLink = /Acknowledge: (\S+)/.exec(mail.text ?? '')?.[1];

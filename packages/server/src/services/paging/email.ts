@@ -57,7 +57,12 @@ export function smtpSender(config: SmtpConfig): EmailSender {
           ...(message.emailThread !== undefined
             ? { inReplyTo: message.emailThread, references: [message.emailThread] }
             : {}),
-          headers: { 'X-Terdut-Delivery': deliveryId },
+          headers: {
+            'X-Terdut-Delivery': deliveryId,
+            // RFC 3834 §5: out-of-office and other auto-responders must not
+            // answer it; without it every page to someone away drew a reply.
+            'Auto-Submitted': 'auto-generated',
+          },
         })) as { messageId?: string; response?: string };
         return {
           messageId: info.messageId ?? null,
