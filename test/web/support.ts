@@ -53,6 +53,8 @@ export async function startWebStack(
     beforeBootstrap?: (url: string) => Promise<void>;
     /** More environment for the server processes (TERDUT_NTFY_URL, …). */
     env?: Record<string, string>;
+    /** TERDUT_PUBLIC_URL is the replica's own URL (so pages carry links and Acknowledge); one replica only. */
+    publicUrl?: boolean;
   } = {},
 ): Promise<WebStack> {
   await buildWebApp({ ifStale: true });
@@ -88,6 +90,7 @@ export async function startWebStack(
         TERDUT_TIMEZONE: 'Europe/Berlin',
         LOG_LEVEL: 'warn',
         ...databaseEnv,
+        ...(options.publicUrl ? { TERDUT_PUBLIC_URL: `http://127.0.0.1:${port}` } : {}),
         ...options.env,
       },
     });
@@ -101,7 +104,8 @@ export async function startWebStack(
     return url;
   };
   const urls = [await startReplica()];
-  if (kind === 'postgres') urls.push(await startReplica());
+  // Two replicas have two URLs, and a public URL names one server.
+  if (kind === 'postgres' && !options.publicUrl) urls.push(await startReplica());
   const url = urls[0]!;
 
   const call = async (method: string, path: string, body?: unknown, key?: string) => {

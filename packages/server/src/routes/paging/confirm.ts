@@ -150,7 +150,11 @@ function page(reply: FastifyReply, status: number, title: string, body: string):
     .header('cache-control', 'no-store')
     .header('referrer-policy', 'no-referrer')
     .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · terdut</title></head>` +
+      // The viewport: the link is mostly opened on the phone that got the page, and without it a
+      // phone lays the page out 980 px wide and shrinks it, button and all, to a third.
+      `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+        `<meta name="viewport" content="width=device-width, initial-scale=1">` +
+        `<title>${escapeHtml(title)} · terdut</title></head>` +
         `<body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>\n`,
     );
 }
