@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { smtpSender } from './email.ts';
+import { composeMessage } from './messages.ts';
 import { DeliveryError } from './providers.ts';
 import { freeLoopbackPort } from '../../../../../test/peers/child-processes.ts';
 import {
@@ -290,5 +291,42 @@ test('an SMTP server whose certificate is not trusted, or that refuses the conne
     assert.match(answers[1]!, /not reachable \(ESOCKET: connect ECONNREFUSED/);
   } finally {
     await new Promise<void>((resolve) => tls.close(() => resolve()));
+  }
+});
+
+test('a storm summary links the queue of unacknowledged incidents and says so (the web app has no page at /incidents)', async () => {
+  const smtp = await startSmtpSink({ user: 'terdut', password: 'smtp-pass' });
+  try {
+    const message = composeMessage({
+      purpose: 'summary',
+      person: { id: 7, username: 'frank' },
+      publicUrl: PUBLIC_URL,
+      folded: [
+        { id: 12, title: 'disk full', severity: 'critical', missed_heartbeat: false },
+        { id: 13, title: 'queue stuck', severity: 'warning', missed_heartbeat: false },
+      ],
+    });
+    // The same link is the ntfy message's click.
+    assert.equal(message.incidentUrl, `${PUBLIC_URL}/?filter=triggered`);
+    await smtpSender({ url: smtp.url, from: 'pager@example.com', password: undefined }).send(
+      'frank@example.com',
+      message,
+      '1',
+    );
+    const [mail] = smtp.messages;
+    assert.match(mail?.text ?? '', /^#12 disk full$/m);
+    assert.ok(
+      (mail?.text ?? '').includes(`Open the unacknowledged incidents: ${PUBLIC_URL}/?filter=triggered`),
+      mail?.text,
+    );
+    assert.doesNotMatch(mail?.text ?? '', /Open the incident:/);
+    assert.ok(
+      String(mail?.html).includes(
+        `<a href="${PUBLIC_URL}/?filter=triggered">Open the unacknowledged incidents</a>`,
+      ),
+      String(mail?.html),
+    );
+  } finally {
+    await smtp.close();
   }
 });

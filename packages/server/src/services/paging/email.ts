@@ -96,7 +96,8 @@ function classifySmtpError(error: unknown, host: string): DeliveryError {
 
 function emailText(message: PageMessage): string {
   const lines = [message.text];
-  if (message.incidentUrl !== undefined) lines.push('', `Open the incident: ${message.incidentUrl}`);
+  if (message.incidentUrl !== undefined)
+    lines.push('', `${message.linkLabel ?? 'Open the incident'}: ${message.incidentUrl}`);
   if (message.acknowledgePage !== undefined) lines.push(`Acknowledge: ${message.acknowledgePage}`);
   return lines.join('\n') + '\n';
 }
@@ -108,7 +109,9 @@ function emailHtml(message: PageMessage): string {
     .join('\n');
   const links: string[] = [];
   if (message.incidentUrl !== undefined) {
-    links.push(`<a href="${escapeHtml(message.incidentUrl)}">Open the incident</a>`);
+    links.push(
+      `<a href="${escapeHtml(message.incidentUrl)}">${escapeHtml(message.linkLabel ?? 'Open the incident')}</a>`,
+    );
   }
   if (message.acknowledgePage !== undefined) {
     links.push(`<a href="${escapeHtml(message.acknowledgePage)}">Acknowledge</a>`);

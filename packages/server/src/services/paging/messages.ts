@@ -52,7 +52,8 @@ export function composeMessage(context: MessageContext): PageMessage {
     const folded = context.folded ?? [];
     const listed = folded.slice(0, 20).map((entry) => `#${entry.id} ${entry.title}`);
     const more = folded.length > 20 ? [`… and ${folded.length - 20} more`] : [];
-    const incidentsUrl = publicUrl === undefined ? undefined : `${publicUrl}/incidents`;
+    // The queue, showing what is still unacknowledged: the web app has no page at /incidents.
+    const incidentsUrl = publicUrl === undefined ? undefined : `${publicUrl}/?filter=triggered`;
     return {
       title: `${folded.length} more incident${folded.length === 1 ? '' : 's'} for you`,
       text: [`Too many pages at once; these were folded into this one:`, ...listed, ...more].join('\n'),
@@ -66,7 +67,9 @@ export function composeMessage(context: MessageContext): PageMessage {
         ),
       ),
       tags: ['rotating_light', 'stack'],
-      ...(incidentsUrl !== undefined ? { incidentUrl: incidentsUrl } : {}),
+      ...(incidentsUrl !== undefined
+        ? { incidentUrl: incidentsUrl, linkLabel: 'Open the unacknowledged incidents' }
+        : {}),
       webhookBody: {
         version: '1',
         event: 'summary',

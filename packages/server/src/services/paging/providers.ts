@@ -26,8 +26,10 @@ export interface PageMessage {
   /** ntfy priority 1–5. */
   priority: number;
   tags: string[];
-  /** Link to the incident; absent without TERDUT_PUBLIC_URL. */
+  /** Link to the incident (a summary's: to the queue); absent without TERDUT_PUBLIC_URL. */
   incidentUrl?: string;
+  /** What an email calls that link; default "Open the incident". */
+  linkLabel?: string;
   /** The request that acknowledges as the paged person; absent without TERDUT_PUBLIC_URL. */
   acknowledge?: { url: string; method: 'POST'; headers: Record<string, string>; body: string };
   /** The confirmation page that acknowledges after a press of its button (email); a GET of it changes nothing. */
