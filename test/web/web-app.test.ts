@@ -251,6 +251,46 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await page.waitForURL(`**/incidents/${second}`);
     });
 
+    test('a key pressed in a row reached with Tab acts on that row, and j/k take the focus along', async () => {
+      const page = await newPage({ as: 'admin' });
+      await page.getByRole('combobox', { name: 'Sort' }).selectOption('newest');
+      const lower = await fireAlert('TabbedTo');
+      const upper = await fireAlert('FirstRowNotTabbedTo');
+      const upperRow = page.locator(`[data-incident="${upper}"]`);
+      const lowerRow = page.locator(`[data-incident="${lower}"]`);
+      await lowerRow.waitFor();
+      // Tab from the first row's last control lands in the next row, on its title.
+      await upperRow.getByRole('button', { name: 'Assign', exact: true }).focus();
+      await page.keyboard.press('Tab');
+      assert.equal(
+        await lowerRow
+          .getByRole('link')
+          .evaluate(
+            (link) =>
+              link ===
+              (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement,
+          ),
+        true,
+      );
+      await page.keyboard.press('a');
+      await lowerRow.getByText('acknowledged', { exact: true }).waitFor();
+      assert.equal((await incident(lower)).status, 'acknowledged');
+      assert.equal((await incident(upper)).status, 'triggered', 'the first row was not touched');
+      // k picks the row above and the focus goes with it: the next key acts where the focus is.
+      await page.keyboard.press('k');
+      assert.equal(
+        await upperRow
+          .getByRole('link')
+          .evaluate(
+            (link) =>
+              link ===
+              (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement,
+          ),
+        true,
+      );
+      await upperRow.and(page.locator('.selected')).waitFor();
+    });
+
     test('the keys act on the incident picked, even after a live update moved it down the list', async () => {
       const page = await newPage({ as: 'admin' });
       await page.getByRole('combobox', { name: 'Sort' }).selectOption('newest');

@@ -89,7 +89,14 @@ export function QueuePage() {
         : -1
       : shown.findIndex((incident) => incident.id === selectedId);
   const current = selected >= 0 ? shown[selected] : undefined;
-  const pick = (index: number) => setSelectedId(shown[Math.min(Math.max(index, 0), shown.length - 1)]?.id);
+  // The keys act on the picked incident, so the focus goes with it (and comes back from it: a row
+  // tabbed into is picked, see onFocusIn). Otherwise `a` pressed on a row reached with Tab acknowledged
+  // another one, the row highlighted before.
+  const pick = (index: number) => {
+    const id = shown[Math.min(Math.max(index, 0), shown.length - 1)]?.id;
+    setSelectedId(id);
+    if (id !== undefined) document.querySelector<HTMLElement>(`[data-incident="${id}"] a.title`)?.focus();
+  };
 
   const act = async (work: () => Promise<unknown>) => {
     if (await action.run(work)) queue.reload();
@@ -182,6 +189,7 @@ export function QueuePage() {
             data-incident={incident.id}
             class={index === selected ? 'row selected' : 'row'}
             onClick={() => setSelectedId(incident.id)}
+            onFocusIn={() => setSelectedId(incident.id)}
           >
             <div class="row-main">
               <SeverityBadge severity={incident.severity} />
