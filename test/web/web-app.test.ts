@@ -291,6 +291,38 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await upperRow.and(page.locator('.selected')).waitFor();
     });
 
+    test('on a phone, a refusal from the list is shown in the row acted on, where the person is', async () => {
+      // A person who leaves while the queue is open is still in its pickers.
+      const leaving = await stack.api('POST', '/api/users', {
+        username: `leaving-${kind}`,
+        email: `leaving-${kind}@example.com`,
+      });
+      assert.equal(leaving.status, 201, JSON.stringify(leaving.body));
+      const page = await newPage({ phone: true, as: 'admin' });
+      await page.getByRole('combobox', { name: 'Sort' }).selectOption('newest');
+      const far = await fireAlert('RefusedFarDown');
+      for (let i = 0; i < 5; i++)
+        await page.locator(`[data-incident="${await fireAlert(`Above${i}`)}"]`).waitFor();
+      const row = page.locator(`[data-incident="${far}"]`);
+      await row.getByRole('combobox').selectOption({ label: `leaving-${kind}` });
+      assert.equal((await stack.api('DELETE', `/api/users/${leaving.body.id}`)).status, 204);
+      await row.getByRole('button', { name: 'Assign', exact: true }).tap();
+      const refusal = row.getByRole('alert');
+      await refusal.waitFor();
+      assert.notEqual((await refusal.innerText()).trim(), '');
+      const inView = await row.getByRole('button', { name: 'Assign', exact: true }).evaluate((button) => {
+        const box = button.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= (globalThis as unknown as { innerHeight: number }).innerHeight;
+      });
+      assert.ok(inView, 'the Assign button pressed is still on the screen');
+      assert.equal(
+        await page.locator('main > section > .error').count(),
+        0,
+        'no refusal at the top of the page',
+      );
+      assert.equal((await incident(far)).assigned_to, undefined);
+    });
+
     test('the keys act on the incident picked, even after a live update moved it down the list', async () => {
       const page = await newPage({ as: 'admin' });
       await page.getByRole('combobox', { name: 'Sort' }).selectOption('newest');

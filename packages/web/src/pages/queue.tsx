@@ -98,9 +98,16 @@ export function QueuePage() {
     if (id !== undefined) document.querySelector<HTMLElement>(`[data-incident="${id}"] a.title`)?.focus();
   };
 
-  const act = async (work: () => Promise<unknown>) => {
+  // The incident the last action was on: its refusal is shown in its row, beside the button pressed.
+  // At the top of the page it scrolled a phone away from the row and did not say which incident it
+  // was about.
+  const [actedOn, setActedOn] = useState<number | undefined>(undefined);
+  const act = async (id: number, work: () => Promise<unknown>) => {
+    setActedOn(id);
     if (await action.run(work)) queue.reload();
   };
+  // A refusal about an incident no longer listed (resolved meanwhile) is shown at the top instead.
+  const actedOnShown = shown.some((incident) => incident.id === actedOn);
 
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
@@ -118,11 +125,11 @@ export function QueuePage() {
       else if (current === undefined) return;
       else if (event.key === 'Enter' && target.tagName !== 'BUTTON' && target.tagName !== 'A')
         navigate(`/incidents/${current.id}`);
-      else if (event.key === 'a') void act(() => client.incidents.acknowledge(current.id));
-      else if (event.key === 's') void act(() => client.incidents.assign(current.id, me.user.id));
-      else if (event.key === 'z') void act(() => client.incidents.snooze(current.id, '1h'));
+      else if (event.key === 'a') void act(current.id, () => client.incidents.acknowledge(current.id));
+      else if (event.key === 's') void act(current.id, () => client.incidents.assign(current.id, me.user.id));
+      else if (event.key === 'z') void act(current.id, () => client.incidents.snooze(current.id, '1h'));
       else if (event.key === 'R' && confirm(`Resolve #${current.id} "${current.title}"? Resolving is final.`))
-        void act(() => client.incidents.resolve(current.id));
+        void act(current.id, () => client.incidents.resolve(current.id));
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
@@ -176,7 +183,7 @@ export function QueuePage() {
         Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>Enter</kbd> open, <kbd>a</kbd> acknowledge, <kbd>s</kbd>{' '}
         assign to me, <kbd>z</kbd> snooze 1h, <kbd>R</kbd> resolve, <kbd>/</kbd> filter.
       </p>
-      <ErrorNote error={queue.error ?? action.error} />
+      <ErrorNote error={queue.error ?? (actedOnShown ? undefined : action.error)} />
       <LoadingNote loaded={queue} />
       {queue.data !== undefined && shown.length === 0 && (
         <p class="empty">No {filter.label.toLowerCase()} incidents. All quiet.</p>
@@ -218,7 +225,7 @@ export function QueuePage() {
                     class="primary"
                     disabled={action.busy}
                     aria-describedby={`title-${incident.id}`}
-                    onClick={() => void act(() => client.incidents.acknowledge(incident.id))}
+                    onClick={() => void act(incident.id, () => client.incidents.acknowledge(incident.id))}
                   >
                     Acknowledge
                   </button>
@@ -227,10 +234,11 @@ export function QueuePage() {
                   incident={incident}
                   people={people.data ?? []}
                   busy={action.busy}
-                  onAssign={(userId) => act(() => client.incidents.assign(incident.id, userId))}
+                  onAssign={(userId) => act(incident.id, () => client.incidents.assign(incident.id, userId))}
                 />
               </div>
             )}
+            {incident.id === actedOn && <ErrorNote error={action.error} />}
             <span id={`title-${incident.id}`} hidden>
               #{incident.id} {incident.title}
             </span>
