@@ -930,6 +930,29 @@ for (const kind of ['pglite', 'postgres'] as const) {
       );
     });
 
+    test(
+      'Sign out with no answer from the server says the person is still signed in',
+      { skip: kind !== 'pglite' },
+      async () => {
+        const page = await newPage({ phone: true, as: 'mia' });
+        await page.route('**/auth/logout', (route) => route.abort('connectionrefused'));
+        await page.getByRole('button', { name: 'Sign out' }).tap();
+        await page
+          .getByRole('alert')
+          .filter({ hasText: /still signed in/ })
+          .waitFor();
+        assert.equal(await page.getByRole('button', { name: 'Sign in', exact: true }).count(), 0);
+        // It is true: the server still knows the session.
+        await page.reload();
+        await page.getByRole('heading', { name: 'Incidents' }).waitFor();
+        await page.unroute('**/auth/logout');
+        await page.getByRole('button', { name: 'Sign out' }).tap();
+        await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+        await page.reload();
+        await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+      },
+    );
+
     test('the sign-in page shows no words from the link it was opened with', async () => {
       const context = await browser.newContext({ viewport: DESKTOP });
       contexts.push(context);

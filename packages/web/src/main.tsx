@@ -6,7 +6,7 @@ import './styles.css';
 import { api, errorText, isUnauthenticated, SESSION_ENDED_EVENT, type Me, type ServerInfo } from './api.ts';
 import { Link, navigate, useLocation } from './router.tsx';
 import { startLive, stopLive, useLiveState } from './live.ts';
-import { SessionContext, type Session } from './ui.tsx';
+import { ErrorNote, SessionContext, useAction, type Session } from './ui.tsx';
 import { SetupPage, SignInPage } from './pages/sign-in.tsx';
 import { QueuePage } from './pages/queue.tsx';
 import { IncidentPage } from './pages/incident.tsx';
@@ -87,7 +87,15 @@ function App() {
       setBoot({ ...boot, me: await api.me() });
     },
     async signOut() {
-      await api.signOut().catch(() => {});
+      try {
+        await api.signOut();
+      } catch (error) {
+        // Only a server that no longer knows the session has signed it out. Any other failure (no
+        // answer, a proxy's 502) leaves the session working on the server: showing the sign-in form
+        // then would tell someone leaving a shared computer they are signed out, and a reload signs
+        // them back in.
+        if (!isUnauthenticated(error)) throw error;
+      }
       forgetNoteDrafts();
       stopLive();
       setBoot({ state: 'signed-out', info: boot.info });
@@ -105,6 +113,7 @@ function Shell(props: { session: Session }) {
   const { path } = useLocation();
   const live = useLiveState();
   useEffect(() => startLive(), []);
+  const signingOut = useAction();
   const admin = props.session.me.user.role === 'admin';
   const links: [string, string][] = [
     ['/', 'Incidents'],
@@ -138,11 +147,18 @@ function Shell(props: { session: Session }) {
         <span class={`live live-${live}`} role="status" aria-live="polite">
           {live === 'live' ? 'Live' : live === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
         </span>
-        <button class="quiet" onClick={() => void props.session.signOut()}>
+        <button
+          class="quiet"
+          disabled={signingOut.busy}
+          onClick={() => void signingOut.run(() => props.session.signOut())}
+        >
           Sign out
         </button>
       </header>
       <main id="main" tabIndex={-1}>
+        <ErrorNote
+          error={signingOut.error === undefined ? undefined : `You are still signed in. ${signingOut.error}`}
+        />
         {/* Keyed by the path: a page that failed does not keep the next one from showing. */}
         <PageFailure key={path}>
           <Route path={path} admin={admin} />
