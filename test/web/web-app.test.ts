@@ -851,6 +851,37 @@ for (const kind of ['pglite', 'postgres'] as const) {
       assert.equal(await page.getByRole('textbox', { name: 'Note' }).inputValue(), tooLong);
     });
 
+    test('words typed while a note is being sent stay in the box once it is saved', async () => {
+      const id = await fireAlert('TypedWhileSending');
+      const page = await newPage({ phone: true, as: 'admin' });
+      await page.goto(`${stack.url}/incidents/${id}`);
+      // The note's answer comes slowly, as on a phone's network.
+      let release!: () => void;
+      const answered = new Promise<void>((resolve) => (release = resolve));
+      await page.route(`**/api/incidents/${id}/notes`, async (route) => {
+        await answered;
+        await route.continue();
+      });
+      const box = page.getByRole('textbox', { name: 'Note' });
+      await box.fill('Failed over to db-2.');
+      await page.getByRole('button', { name: 'Add note', exact: true }).tap();
+      await box.press('End');
+      await page.keyboard.type(' Next: check the replica lag.');
+      release();
+      await page.locator('.timeline').getByText('Failed over to db-2.', { exact: true }).waitFor();
+      assert.equal(await box.inputValue(), 'Next: check the replica lag.');
+      const notes = (
+        (await stack.api('GET', `/api/incidents/${id}/timeline`)).body as {
+          type: string;
+          detail?: string;
+        }[]
+      ).filter((event) => event.type === 'note');
+      assert.deepEqual(
+        notes.map((note) => note.detail),
+        ['Failed over to db-2.'],
+      );
+    });
+
     test(
       'on a phone, an action with no answer (network down, a proxy’s 502) says what to do, in words',
       {

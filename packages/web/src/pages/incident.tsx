@@ -374,7 +374,10 @@ export function forgetNoteDrafts(): void {
 
 function NoteForm(props: { incidentId: number; busy: boolean; onAdd(text: string): Promise<boolean> }) {
   const [text, setDraft] = useState(() => noteDrafts.get(props.incidentId) ?? '');
+  // What the box holds now, for when the note sent is saved: the person may have gone on typing.
+  const typed = useRef(text);
   const setText = (value: string) => {
+    typed.current = value;
     setDraft(value);
     if (value === '') noteDrafts.delete(props.incidentId);
     else noteDrafts.set(props.incidentId, value);
@@ -384,7 +387,10 @@ function NoteForm(props: { incidentId: number; busy: boolean; onAdd(text: string
       class="note-form"
       onSubmit={(event) => {
         event.preventDefault();
-        void props.onAdd(text).then((done) => done && setText(''));
+        const sent = text;
+        // Once saved, only the words sent leave the box: what was typed while the server answered
+        // (a slow phone network) stays, where emptying the box threw it away.
+        void props.onAdd(sent).then((done) => done && setText(textAfterSending(typed.current, sent)));
       }}
     >
       <label>
@@ -396,4 +402,10 @@ function NoteForm(props: { incidentId: number; busy: boolean; onAdd(text: string
       </button>
     </form>
   );
+}
+
+/** The box's text once the note `sent` is saved: what was typed after it, or all of it if it was edited. */
+function textAfterSending(now: string, sent: string): string {
+  if (now === sent) return '';
+  return now.startsWith(sent) ? now.slice(sent.length).trimStart() : now;
 }
