@@ -34,7 +34,8 @@ export interface SignInAttempt {
 
 /**
  * Rate limit for failed sign-ins, counted in the database so every replica
- * sees the same counts. Only failures count; a success clears its username.
+ * sees the same counts. Only failures count; a success clears its username's (or its known
+ * browser's, services/known-devices.ts).
  *
  * An attempt is counted as a failure when it is let in, before its password
  * is checked, and taken back if the password was right: checking the count
@@ -57,13 +58,18 @@ export class SignInThrottle {
   /**
    * Lets one attempt for `username` from `clientAddress` in, counted as a
    * failure; throws 429 (with Retry-After) when the username or the address
-   * already has too many recent failures.
+   * already has too many recent failures. From a browser that signed in to
+   * this username before (`knownDevice`, services/known-devices.ts), the
+   * browser's failures count instead of the username's, with the same limit.
    */
-  async admit(username: string, clientAddress: string): Promise<SignInAttempt> {
+  async admit(username: string, clientAddress: string, knownDevice?: string): Promise<SignInAttempt> {
     const now = this.#clock.now();
     const since = new Date(now.getTime() - this.#limits.windowMs);
     const buckets: [string, number][] = [
-      [usernameBucket(username), this.#limits.perUsername],
+      [
+        knownDevice === undefined ? usernameBucket(username) : deviceBucket(knownDevice),
+        this.#limits.perUsername,
+      ],
       [addressBucket(clientAddress), this.#limits.perAddress],
     ];
     return this.#db.transaction(async (tx) => {
@@ -78,7 +84,7 @@ export class SignInThrottle {
         const oldest = failures[failures.length - 1]!.getTime();
         const retryAfter = Math.max(1, Math.ceil((oldest + this.#limits.windowMs - now.getTime()) / 1000));
         throw tooManyRequests(
-          `too many failed sign-ins ${bucket.startsWith('username:') ? 'for this username' : 'from your address'}; ` +
+          `too many failed sign-ins ${BUCKET_WORDS[bucket.slice(0, bucket.indexOf(':'))]}; ` +
             `try again in ${retryAfter} seconds`,
           retryAfter,
         );
@@ -94,9 +100,14 @@ export class SignInThrottle {
     await forgetFailures(tx, attempt.buckets, attempt.at);
   }
 
-  /** Forgets the username's failures after it signed in successfully. */
-  async recordSuccess(tx: Queryable, username: string): Promise<void> {
-    await clearFailures(tx, usernameBucket(username));
+  /**
+   * Forgets the earlier failures of the attempt's username, or of its known
+   * browser, after it signed in successfully. A known browser's success
+   * leaves the username's failures alone: they are strangers' guesses, and
+   * forgetting them would hand those strangers five more at once.
+   */
+  async recordSuccess(tx: Queryable, attempt: SignInAttempt): Promise<void> {
+    await clearFailures(tx, attempt.buckets[0]!);
   }
 }
 
@@ -106,6 +117,13 @@ export class SignInThrottle {
 const usernameBucket = (username: string): string =>
   `username:${createHash('sha256').update(username.toLowerCase(), 'utf8').digest('hex')}`;
 const addressBucket = (address: string): string => `address:${clientNetwork(address)}`;
+const deviceBucket = (deviceId: string): string =>
+  `device:${createHash('sha256').update(deviceId, 'utf8').digest('hex')}`;
+const BUCKET_WORDS: Record<string, string> = {
+  username: 'for this username',
+  address: 'from your address',
+  device: 'from this browser',
+};
 
 /**
  * What one client is counted as: an IPv4 address as it is (an IPv4-mapped

@@ -4,6 +4,8 @@ import type { AuditService } from './audit.ts';
 import type { SessionService, StartedSession } from './sessions.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
 import type { BootstrapGate } from './bootstrap-gate.ts';
+import type { Clock } from '../clock.ts';
+import { KnownDevices } from './known-devices.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { dummyPasswordHash, verifyPassword } from '../auth/password-hash.ts';
 import { findPasswordHolderByUsername } from '../repositories/passwords.ts';
@@ -25,9 +27,11 @@ export class SignInService {
   readonly #throttle: SignInThrottle;
   readonly #audit: AuditService;
   readonly #bootstrap: BootstrapGate;
+  readonly #knownDevices: KnownDevices;
 
   constructor(deps: {
     db: Database;
+    clock: Clock;
     sessions: SessionService;
     throttle: SignInThrottle;
     audit: AuditService;
@@ -38,22 +42,28 @@ export class SignInService {
     this.#throttle = deps.throttle;
     this.#audit = deps.audit;
     this.#bootstrap = deps.bootstrap;
+    this.#knownDevices = new KnownDevices(deps);
   }
 
   /**
    * Checks a username and password and starts a session. 403 before
    * bootstrap (nothing written), 429 when rate limited, 401 for a wrong
    * username or password (the same message and, thanks to the dummy hash,
-   * the same time whether or not the user exists).
+   * the same time whether or not the user exists). `knownDevice` is the
+   * browser's cookie from an earlier sign-in (services/known-devices.ts): its
+   * failures are counted for it rather than for the username. A success
+   * answers the cookie to give the browser now.
    */
   async signInWithPassword(input: {
     username: string;
     password: string;
     clientAddress: string;
-  }): Promise<{ user: UserRow; session: StartedSession }> {
+    knownDevice?: string;
+  }): Promise<{ user: UserRow; session: StartedSession; knownDevice: string }> {
     await requireBootstrapped(this.#bootstrap);
+    const device = await this.#knownDevices.recognise(input.knownDevice, input.username);
     // Counted as a failure from here until the password proves right.
-    const attempt = await this.#throttle.admit(input.username, input.clientAddress);
+    const attempt = await this.#throttle.admit(input.username, input.clientAddress, device);
 
     // Only a name of a username's form can name an account: the database folds case with its
     // locale (lower('İ') is 'i'), the throttle with JavaScript's ('İ' becomes 'i' and a combining
@@ -82,9 +92,10 @@ export class SignInService {
       throw unauthorized('wrong username or password');
     }
 
+    const knownDevice = await this.#knownDevices.issue(holder.username, device);
     return this.#db.transaction(async (tx) => {
       await this.#throttle.succeeded(tx, attempt);
-      await this.#throttle.recordSuccess(tx, holder.username);
+      await this.#throttle.recordSuccess(tx, attempt);
       const session = await this.#sessions.start(tx, holder.id, 'password');
       await this.#audit.record(tx, {
         actor: { userId: holder.id, username: holder.username },
@@ -94,7 +105,7 @@ export class SignInService {
         clientAddress: input.clientAddress,
       });
       const user = await findUserById(tx, holder.id);
-      return { user: user!, session };
+      return { user: user!, session, knownDevice };
     });
   }
 

@@ -434,6 +434,66 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
     await signIn(person.username, person.password, '10.1.0.99');
   });
 
+  test("strangers' wrong passwords do not lock out a browser that signed in before, which still gets only 5 guesses", async () => {
+    // Five wrong passwords every 15 minutes, from anywhere, would otherwise keep the person
+    // locked out for good, on the night they are paged.
+    const person = await personWithPassword();
+    const other = await personWithPassword();
+    const login = (username: string, password: string, address: string, device?: string) =>
+      server.request({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { username, password },
+        remoteAddress: address,
+        headers: device === undefined ? {} : { cookie: `terdut_device=${device}` },
+      });
+    const first = await login(person.username, person.password, '10.5.0.1');
+    assert.equal(first.status, 200);
+    const setCookies = ([] as string[]).concat(first.headers['set-cookie'] as string | string[]);
+    const deviceCookie = setCookies.find((line) => line.startsWith('terdut_device='))!;
+    assert.ok(deviceCookie, setCookies.join('\n'));
+    assert.match(deviceCookie, /; Path=\/auth\/login/);
+    assert.match(deviceCookie, /; HttpOnly/);
+    assert.match(deviceCookie, /; SameSite=Strict/);
+    const device = cookiesFrom(first.headers).terdut_device!;
+    const otherDevice = cookiesFrom(
+      (await login(other.username, other.password, '10.5.0.2')).headers,
+    ).terdut_device!;
+
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await login(person.username, `stranger guess ${i}`, `10.5.1.${i}`)).status, 401);
+    }
+    assert.equal((await login(person.username, person.password, '10.5.1.99')).status, 429, 'no cookie');
+    assert.equal(
+      (await login(person.username, person.password, '10.5.1.98', otherDevice)).status,
+      429,
+      "another account's browser",
+    );
+    assert.equal(
+      (
+        await login(
+          person.username,
+          person.password,
+          '10.5.1.97',
+          device.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+        )
+      ).status,
+      429,
+      'an altered cookie',
+    );
+    assert.equal((await login(person.username, person.password, '10.5.0.1', device)).status, 200);
+
+    // The browser's own guesses are limited like a username's.
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await login(person.username, `own guess ${i}`, '10.5.0.1', device)).status, 401);
+    }
+    const limited = await login(person.username, person.password, '10.5.0.1', device);
+    assert.equal(limited.status, 429);
+    assert.match(limited.body.error, /too many failed sign-ins from this browser/);
+    // And the strangers' count was not reset by the owner's sign-in.
+    assert.equal((await login(person.username, person.password, '10.5.1.96')).status, 429);
+  });
+
   test('guesses sent all at once get no more tries than one at a time, and the right password after them is refused', async () => {
     const person = await personWithPassword();
     const attempt = (password: string, index: number) =>
@@ -569,7 +629,11 @@ test('with an https TERDUT_PUBLIC_URL the cookies are Secure even when TLS ends 
     });
     assert.equal(response.statusCode, 200);
     const setCookie = ([] as string[]).concat(response.headers['set-cookie'] as string[]);
-    assert.equal(setCookie.length, 2);
+    assert.deepEqual(setCookie.map((line) => line.split('=', 1)[0]).sort(), [
+      'terdut_csrf',
+      'terdut_device',
+      'terdut_session',
+    ]);
     assert.ok(setCookie.every((line) => /; Secure/.test(line)));
   } finally {
     await server.close();

@@ -10,6 +10,7 @@ import {
   setSessionCookies,
 } from '../../http/session-cookies.ts';
 import { OIDC_FLOW_TTL_MS, type OidcSignInService } from '../../services/oidc-sign-in.ts';
+import { KNOWN_DEVICE_TTL_MS } from '../../services/known-devices.ts';
 import type { SignInService } from '../../services/sign-in.ts';
 import type { PasswordService } from '../../services/passwords.ts';
 import { serializeUser } from '../users/wire.ts';
@@ -21,6 +22,12 @@ const OIDC_FLOW_COOKIE = 'terdut_oidc';
 const OIDC_FLOW_PATH = '/auth/oidc';
 /** The app's page the sign-in started from (a deep link, or where the session ended), to come back to. */
 const OIDC_RETURN_COOKIE = 'terdut_oidc_return';
+/**
+ * Marks a browser that signed in with a password before, so strangers' wrong passwords do not
+ * lock it out (services/known-devices.ts). Sent to /auth/login only; kept at sign-out.
+ */
+const KNOWN_DEVICE_COOKIE = 'terdut_device';
+const KNOWN_DEVICE_PATH = '/auth/login';
 
 /**
  * `returnTo` when it is a page of this site (`/incidents/42`), else `/`. A path only: `//evil.example`
@@ -73,12 +80,20 @@ export function signInRoutes(deps: SignInRouteDeps) {
         },
       },
       async (request, reply) => {
-        const { user, session } = await deps.signIn.signInWithPassword({
+        const { user, session, knownDevice } = await deps.signIn.signInWithPassword({
           username: request.body.username,
           password: request.body.password,
           clientAddress: request.ip,
+          knownDevice: request.cookies[KNOWN_DEVICE_COOKIE],
         });
         setSessionCookies(reply, request, session, publicUrl);
+        reply.setCookie(KNOWN_DEVICE_COOKIE, knownDevice, {
+          httpOnly: true,
+          sameSite: 'strict',
+          path: KNOWN_DEVICE_PATH,
+          secure: arrivedOverHttps(request, publicUrl),
+          maxAge: KNOWN_DEVICE_TTL_MS / 1000,
+        });
         return { user: serializeUser(user), has_password: true };
       },
     );
