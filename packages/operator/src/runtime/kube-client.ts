@@ -27,12 +27,15 @@ import { VERSION } from '../version.ts';
 export class KubeApiError extends Error {
   readonly status: number;
   readonly reason: string;
+  /** The type of each of the Status's `details.causes` (e.g. `NamespaceTerminating`). */
+  readonly causes: readonly string[];
 
-  constructor(status: number, reason: string, message: string) {
+  constructor(status: number, reason: string, message: string, causes: readonly string[] = []) {
     super(message);
     this.name = 'KubeApiError';
     this.status = status;
     this.reason = reason;
+    this.causes = causes;
   }
 }
 
@@ -42,6 +45,12 @@ export const isConflict = (error: unknown): boolean => error instanceof KubeApiE
 export const isInvalid = (error: unknown): boolean => error instanceof KubeApiError && error.status === 422;
 export const isAlreadyExists = (error: unknown): boolean =>
   error instanceof KubeApiError && error.status === 409 && error.reason === 'AlreadyExists';
+/**
+ * 403 from the NamespaceLifecycle admission plugin: nothing new may be
+ * created in a namespace being deleted (updates and deletes still pass).
+ */
+export const isNamespaceTerminating = (error: unknown): boolean =>
+  error instanceof KubeApiError && error.status === 403 && error.causes.includes('NamespaceTerminating');
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 export const writeVerbs: ReadonlySet<Verb> = new Set(['create', 'update', 'patch', 'delete']);
@@ -387,11 +396,17 @@ function readBody(res: IncomingMessage): Promise<string> {
 
 function statusError(status: number, text: string, what: string): KubeApiError {
   try {
-    const body = JSON.parse(text) as { reason?: string; message?: string };
+    const body = JSON.parse(text) as {
+      reason?: string;
+      message?: string;
+      // A StatusCause's type is serialised as `reason` (metav1.StatusCause).
+      details?: { causes?: { reason?: string }[] };
+    };
     return new KubeApiError(
       status,
       body.reason ?? 'Unknown',
       `${what}: ${body.message ?? text.slice(0, 300)}`,
+      (body.details?.causes ?? []).flatMap((cause) => (cause.reason ? [cause.reason] : [])),
     );
   } catch {
     return new KubeApiError(status, 'Unknown', `${what}: ${status} ${text.slice(0, 300)}`);

@@ -90,6 +90,8 @@ export interface Pass {
   rolloutStuck?: string;
   /** Why the pass failed (it is retried), for a condition it could not determine. */
   failure?: string;
+  /** Set when a create was refused because the namespace is being deleted: why the pass ended. */
+  namespaceTerminating?: string;
 }
 
 /** Ends the pass; with `requeueAfterMs`, look again then (else wait for a watch event). */

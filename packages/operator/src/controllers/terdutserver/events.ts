@@ -13,12 +13,29 @@ export interface EventRecorder {
   record(server: TerdutServer, type: EventType, reason: string, note: string): Promise<void>;
 }
 
+/** An event the API server refused, for the log. */
+export interface UnrecordedEvent {
+  regarding: string;
+  type: EventType;
+  reason: string;
+  note: string;
+}
+
 export class KubeEventRecorder implements EventRecorder {
   readonly #client: KubeClient;
   readonly #instance: string;
-  readonly #onError: (error: unknown) => void;
+  readonly #onError: (error: unknown, event: UnrecordedEvent) => void;
 
-  constructor(client: KubeClient, instance: string, onError: (error: unknown) => void = () => {}) {
+  /**
+   * `onError` gets what could not be recorded, so that the operator's log
+   * still says it: in a namespace being deleted the API server refuses every
+   * new Event, among them the one naming keys a deletion could not revoke.
+   */
+  constructor(
+    client: KubeClient,
+    instance: string,
+    onError: (error: unknown, event: UnrecordedEvent) => void = () => {},
+  ) {
     this.#client = client;
     this.#instance = instance;
     this.#onError = onError;
@@ -51,7 +68,12 @@ export class KubeEventRecorder implements EventRecorder {
         },
       });
     } catch (error) {
-      this.#onError(error);
+      this.#onError(error, {
+        regarding: `${server.metadata.namespace}/${server.metadata.name}`,
+        type,
+        reason,
+        note,
+      });
     }
   }
 }

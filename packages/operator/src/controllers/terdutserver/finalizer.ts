@@ -19,7 +19,7 @@ import { TerdutApiError, type TerdutClient } from '@terdut/client';
 import { resourcePath, resources } from '../../runtime/kube-client.ts';
 import { conditionTypes, type TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 import { ConditionSet } from './conditions.ts';
-import type { Pass, ReconcileDeps, StepResult } from './context.ts';
+import type { Deployment, Pass, ReconcileDeps, StepResult } from './context.ts';
 import { readCheckpoint } from './checkpoint.ts';
 import { readCredentials } from './credentials.ts';
 import { revokeOperatorKeys, type SweepResult } from './key-sweep.ts';
@@ -84,16 +84,23 @@ export async function finalizeTerdutServer(
   const outcome = await revokeEverything(deps, server, baseUrl);
   if ('failed' in outcome) {
     const deletedAt = Date.parse(server.metadata.deletionTimestamp ?? '') || deps.now().getTime();
-    const giveUp = deps.now().getTime() - deletedAt >= deps.finalizeTimeoutMs;
+    // Retrying helps only while a server may still answer. Once its
+    // Deployment is gone or going (the namespace being deleted, a
+    // foreground deletion that removes dependents first), nothing brings
+    // it back: waiting the whole timeout would only hold up the deletion.
+    const serverGone = await workloadGone(deps, server);
+    const giveUp = serverGone || deps.now().getTime() - deletedAt >= deps.finalizeTimeoutMs;
     const message =
       `could not revoke the operator's keys on terdut-server at ${baseUrl} (${outcome.failed}); ` +
       `keys of user ${operatorAdmin.username} and of service account ${serviceAccountName} may remain valid in its database` +
       (outcome.known.length > 0 ? `, among them ${outcome.known.join(' and ')}. ` : '. ') +
       `To remove them: as an admin of that server (or with a key from kubectl -n ${server.metadata.namespace} exec deploy/${workloadName(server)} -- terdut-server admin recover --username <you>), ` +
       `delete every API key of user ${operatorAdmin.username} (DELETE /api/users/<id>/api-keys/<key>) and of service account ${serviceAccountName} (DELETE /api/service-accounts/<id>/keys/<key>)` +
-      (giveUp
-        ? `. The operator gave up after ${Math.round(deps.finalizeTimeoutMs / 1000)} s and let the deletion finish.`
-        : `. The operator retries until ${Math.round(deps.finalizeTimeoutMs / 1000)} s after the deletion.`);
+      (serverGone
+        ? `. Deployment ${server.metadata.namespace}/${workloadName(server)} is gone, so no server is left to ask: the operator let the deletion finish.`
+        : giveUp
+          ? `. The operator gave up after ${Math.round(deps.finalizeTimeoutMs / 1000)} s and let the deletion finish.`
+          : `. The operator retries until ${Math.round(deps.finalizeTimeoutMs / 1000)} s after the deletion.`);
     const changed = await setRevocationCondition(deps, server, message);
     if (changed || giveUp) await deps.events.record(server, 'Warning', 'KeyRevocationFailed', message);
     if (!giveUp) return { requeueAfterMs: 10_000 };
@@ -122,6 +129,14 @@ export async function finalizeTerdutServer(
     },
   );
   return undefined;
+}
+
+/** The server's Deployment no longer exists, or is being deleted. */
+async function workloadGone(deps: Pick<ReconcileDeps, 'kube'>, server: TerdutServer): Promise<boolean> {
+  const deployment = await deps.kube.get<Deployment>(
+    resourcePath(resources.deployments, server.metadata.namespace, workloadName(server)),
+  );
+  return deployment === undefined || deployment.metadata.deletionTimestamp !== undefined;
 }
 
 type Outcome =

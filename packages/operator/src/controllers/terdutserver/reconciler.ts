@@ -4,7 +4,7 @@
  * Level-triggered: a pass never depends on which event woke it.
  */
 import type { ReconcileResult } from '../../runtime/controller.ts';
-import { resourcePath, resources } from '../../runtime/kube-client.ts';
+import { isNamespaceTerminating, resourcePath, resources } from '../../runtime/kube-client.ts';
 import type { TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 import { ConditionSet } from './conditions.ts';
 import type { Pass, ReconcileDeps, StepResult } from './context.ts';
@@ -72,8 +72,21 @@ export async function reconcileTerdutServer(
       if (result) break;
     }
   } catch (error) {
-    pass.failure = (error as Error).message;
-    throw error;
+    if (!isNamespaceTerminating(error)) {
+      pass.failure = (error as Error).message;
+      throw error;
+    }
+    // The namespace is being deleted and admission refuses anything new in
+    // it (a token Secret, a Deployment the namespace controller removed).
+    // Retrying cannot succeed and would only log errors until the namespace
+    // controller deletes this TerdutServer too; that deletion wakes the key
+    // and the finalizer runs. So the pass ends as converged, with no retry,
+    // as Kubernetes' own ReplicaSet controller treats this Status cause.
+    result = undefined;
+    pass.namespaceTerminating = `namespace ${namespace} is being deleted, so nothing new can be made in it (${(error as Error).message}); the operator waits for the TerdutServer's own deletion and then revokes its keys`;
+    deps.log.info('the namespace is being deleted; not retrying until the TerdutServer is deleted too', {
+      error: (error as Error).message,
+    });
   } finally {
     await writeStatus(deps, pass);
   }

@@ -192,8 +192,8 @@ export async function setupTerdutServerController(options: {
     kube,
     operatorNamespace: config.operatorNamespace,
     defaultImage: config.defaultImage,
-    events: new KubeEventRecorder(kube, options.identity, (error) =>
-      logger.warn('could not record an event', { error: (error as Error).message }),
+    events: new KubeEventRecorder(kube, options.identity, (error, event) =>
+      logger.warn('could not record an event', { error: (error as Error).message, ...event }),
     ),
     resolveServerUrl:
       options.resolveServerUrl ??

@@ -21,6 +21,10 @@ import { ROLLOUT_STUCK } from './workload.ts';
  */
 export function summarizeReady(pass: Pass): void {
   const { conditions } = pass;
+  if (pass.namespaceTerminating !== undefined) {
+    conditions.set('Ready', 'False', 'NamespaceTerminating', pass.namespaceTerminating);
+    return;
+  }
   const exposeRequested = pass.server.spec.networking?.hostname !== undefined;
   const required: ConditionType[] = ['DatabaseReady', 'Available', 'Bootstrapped'];
   if (exposeRequested) required.push('Exposed');
