@@ -36,6 +36,7 @@ import {
 import { startInProcessOperator, type InProcessOperator } from './support/operator-process.ts';
 import { LostAnswerInjector } from './support/lost-answer-proxy.ts';
 import { assertCredentialInvariant, auditorOf } from './support/credential-invariant.ts';
+import { argoCdHealth } from './support/argocd-health.ts';
 
 let kube: KubeForTests;
 let standIn: KubeletStandIn;
@@ -154,6 +155,14 @@ test('answers lost after the server committed (bootstrap, recover, service accou
     { type: 'Ready', status: 'False', reason: 'KeyRevocationFailed' },
     30_000,
   );
+  // Marking it deleted raised its generation; the condition is about that
+  // generation, and status says so (else Argo CD's health check would read
+  // "waiting for the operator" instead of Degraded with this message).
+  assert.equal(failing.status.observedGeneration, failing.metadata.generation);
+  assert.deepEqual(await argoCdHealth(failing), {
+    status: 'Degraded',
+    message: conditionOf(failing, 'Ready').message,
+  });
   const message: string = conditionOf(failing, 'Ready').message;
   assert.match(message, new RegExp(`service-account key ${newKeyId} \\(the recorded one\\)`));
   assert.match(message, /terdut-server admin recover/);

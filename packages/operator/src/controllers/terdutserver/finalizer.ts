@@ -230,7 +230,10 @@ async function setRevocationCondition(
   if (!conditions.changed('Ready')) return false;
   await deps.kube.mergePatch(
     resourcePath(resources.terdutservers, server.metadata.namespace, server.metadata.name, 'status'),
-    { status: { conditions: conditions.toList(conditionTypes) } },
+    // Setting deletionTimestamp raised metadata.generation: the condition is
+    // about this generation, and observedGeneration must say so, or readers
+    // that compare the two (Argo CD, kubectl wait) take it for stale.
+    { status: { observedGeneration: conditions.generation, conditions: conditions.toList(conditionTypes) } },
   );
   return true;
 }
