@@ -91,6 +91,9 @@ describe('the email Acknowledge link on a phone [pglite]', () => {
       await assertNoHorizontalScroll(page, 'the acknowledge page');
       await assertAccessible(page, 'the acknowledge page');
       await screenshot(page, 'acknowledge-link-phone');
+      // A button a thumb hits: 48 px tall at least, and its style was allowed by the page's policy.
+      const button = await page.getByRole('button', { name: 'Acknowledge' }).boundingBox();
+      assert.ok(button && button.height >= 48, `the Acknowledge button is ${button?.height} px tall`);
       assert.equal((await stack.api('GET', `/api/incidents/${id}`)).body.status, 'triggered');
 
       await page.getByRole('button', { name: 'Acknowledge' }).tap();

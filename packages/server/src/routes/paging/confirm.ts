@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -142,11 +143,23 @@ function incidentLink(url: string | undefined): string {
   return url === undefined ? '' : `<p><a href="${escapeHtml(url)}">Open the incident in terdut</a></p>`;
 }
 
+/**
+ * The page's only style: a button a thumb can hit (48 px, as Android's and
+ * WCAG's target sizes ask), on a page read on the phone that got the page.
+ * Allowed by its hash, so the policy still refuses any other style or script.
+ */
+const STYLE =
+  'body{font-family:system-ui,sans-serif;margin:1rem;line-height:1.4;overflow-wrap:anywhere}h1{font-size:1.5rem}' +
+  'button{min-height:48px;padding:.75rem 1.25rem;font-size:1.125rem}';
+const CONTENT_SECURITY_POLICY =
+  `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; ` +
+  "form-action 'self'; frame-ancestors 'none'";
+
 function page(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
   return reply
     .status(status)
     .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', "default-src 'none'; form-action 'self'; frame-ancestors 'none'")
+    .header('content-security-policy', CONTENT_SECURITY_POLICY)
     .header('cache-control', 'no-store')
     .header('referrer-policy', 'no-referrer')
     .send(
@@ -154,7 +167,7 @@ function page(reply: FastifyReply, status: number, title: string, body: string):
       // phone lays the page out 980 px wide and shrinks it, button and all, to a third.
       `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
         `<meta name="viewport" content="width=device-width, initial-scale=1">` +
-        `<title>${escapeHtml(title)} · terdut</title></head>` +
+        `<title>${escapeHtml(title)} · terdut</title><style>${STYLE}</style></head>` +
         `<body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>\n`,
     );
 }
