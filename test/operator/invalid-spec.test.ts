@@ -189,6 +189,43 @@ test('a time zone terdut-server would refuse: Available=False ServerSettingsInva
   );
 });
 
+test('an OIDC client Secret that does not exist: Available=False OIDCSecretMissing naming it (not "check its pods"), cleared by its appearance without polling', async () => {
+  await createSecret(kube.admin, namespace, 'db-oidc', { DATABASE_URL: 'postgres://u:p@db:5432/terdut' });
+  await createTerdutServer(kube.admin, namespace, 'sso', {
+    database: { secretRef: { name: 'db-oidc' } },
+    publicURL: 'https://oncall.example.com',
+    oidc: {
+      issuerURL: 'https://sso.example.com',
+      clientID: 'terdut',
+      clientSecretRef: { name: 'sso-client', key: 'secret' },
+    },
+  });
+  const missing = await waitForCondition(kube.admin, namespace, 'sso', {
+    type: 'Available',
+    status: 'False',
+    reason: 'OIDCSecretMissing',
+  });
+  assert.match(
+    conditionOf(missing, 'Available').message,
+    new RegExp(
+      `^Secret ${namespace}/sso-client \\(spec\\.oidc\\.clientSecretRef, key secret\\) does not exist`,
+    ),
+  );
+  assert.equal(conditionOf(missing, 'Ready').reason, 'OIDCSecretMissing');
+  assert.equal((await waitForEvent(kube.admin, namespace, 'OIDCSecretMissing')).type, 'Warning');
+  // The Deployment is there: its pods start by themselves once the Secret exists.
+  await waitForDeployment(kube.admin, namespace, 'sso');
+
+  await createSecret(kube.admin, namespace, 'sso-client', { secret: 'client secret' });
+  await waitForCondition(
+    kube.admin,
+    namespace,
+    'sso',
+    { type: 'Available', status: 'False', reason: 'ReplicasNotReady' },
+    10_000,
+  );
+});
+
 test('a rollout the Deployment controller gives up on (an image that never starts): Ready=False RolloutStuck with its message while the old replica serves, Ready again once the spec is corrected', async (t) => {
   const database = await createTestPostgres();
   databases.push(database);

@@ -35,6 +35,25 @@ test('a database Secret appearing wakes every TerdutServer that names it, and on
   );
 });
 
+test('an OIDC client Secret appearing wakes the TerdutServers that mount it', () => {
+  const sso: TerdutServer = {
+    ...byUrl,
+    metadata: { ...byUrl.metadata, name: 'sso' },
+    spec: {
+      ...byUrl.spec,
+      oidc: {
+        issuerURL: 'https://sso.example.com',
+        clientID: 'terdut',
+        clientSecretRef: { name: 'sso', key: 'secret' },
+      },
+    },
+  };
+  assert.deepEqual(
+    keysForSecret({ metadata: { namespace: 'oncall', name: 'sso' } }, 'terdut-system', [zalando, byUrl, sso]),
+    ['oncall/sso'],
+  );
+});
+
 test('operator-namespace Secrets map back through owner labels, or by name for a hand-made checkpoint', () => {
   const labelled = {
     metadata: {

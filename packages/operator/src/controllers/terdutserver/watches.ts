@@ -7,8 +7,9 @@
  * - Deployments, HTTPRoutes and the token Secret: through their owner reference;
  * - operator-namespace Secrets (credentials, checkpoint): through owner labels,
  *   or by name for a checkpoint a person created by hand;
- * - database Secrets: every TerdutServer that names the Secret (a database
- *   appearing ends a DatabaseReady=False wait without polling).
+ * - database and OIDC client Secrets: every TerdutServer that names the
+ *   Secret (one appearing ends a DatabaseReady=False or OIDCSecretMissing
+ *   wait without polling).
  */
 import { group, kind, type TerdutServer } from '../../api/v1alpha1/terdutserver.ts';
 import type { InformerEventType } from '../../runtime/informer.ts';
@@ -63,6 +64,8 @@ export function keysForSecret(
     )
       keys.add(keyOf(serverNamespace, server.metadata.name));
     if (namespace === serverNamespace) {
+      if (server.spec.oidc?.clientSecretRef?.name === secret.metadata.name)
+        keys.add(keyOf(serverNamespace, server.metadata.name));
       try {
         if (databaseSecretOf(server).name === secret.metadata.name)
           keys.add(keyOf(serverNamespace, server.metadata.name));

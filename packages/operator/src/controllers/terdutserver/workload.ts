@@ -176,7 +176,7 @@ export function desiredService(server: TerdutServer): Record<string, unknown> {
 }
 
 export async function reconcileWorkload(
-  deps: Pick<ReconcileDeps, 'kube' | 'failpoint' | 'defaultImage' | 'events'>,
+  deps: Pick<ReconcileDeps, 'kube' | 'failpoint' | 'defaultImage' | 'events' | 'cachedSecret'>,
   pass: Pass,
 ): Promise<StepResult> {
   const { server, conditions } = pass;
@@ -250,6 +250,13 @@ export async function reconcileWorkload(
       if (before?.reason !== ROLLOUT_STUCK)
         await deps.events.record(server, 'Warning', ROLLOUT_STUCK, pass.rolloutStuck);
     }
+  } else if (oidcSecretMissing(deps, server) !== undefined) {
+    // The pods mount the client secret, so the kubelet cannot start them
+    // without it; "check its pods" would send a person to find that out.
+    const message = `${oidcSecretMissing(deps, server)}, so the pods of Deployment ${namespace}/${name} cannot start (they mount it): create it, or correct spec.oidc.clientSecretRef. They start when it appears`;
+    conditions.set('Available', 'False', 'OIDCSecretMissing', message);
+    if (conditions.changed('Available'))
+      await deps.events.record(server, 'Warning', 'OIDCSecretMissing', message);
   } else {
     conditions.set(
       'Available',
@@ -259,6 +266,20 @@ export async function reconcileWorkload(
     );
   }
   return undefined;
+}
+
+/**
+ * What is missing when spec.oidc.clientSecretRef names a Secret that does
+ * not exist (from the watch cache: no request), else undefined. The watch
+ * wakes the TerdutServer when it appears (watches.ts).
+ */
+function oidcSecretMissing(
+  deps: Pick<ReconcileDeps, 'cachedSecret'>,
+  server: TerdutServer,
+): string | undefined {
+  const ref = server.spec.oidc?.clientSecretRef;
+  if (!ref || deps.cachedSecret(server.metadata.namespace, ref.name)) return undefined;
+  return `Secret ${server.metadata.namespace}/${ref.name} (spec.oidc.clientSecretRef, key ${ref.key}) does not exist`;
 }
 
 /** Ready's reason while the Deployment controller reports the current spec's rollout as stuck. */
