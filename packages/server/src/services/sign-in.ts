@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import type { AuditService } from './audit.ts';
 import type { SessionService, StartedSession } from './sessions.ts';
@@ -11,6 +11,7 @@ import { dummyPasswordHash, verifyPassword } from '../auth/password-hash.ts';
 import { findPasswordHolderByUsername } from '../repositories/passwords.ts';
 import { findUserById, type UserRow } from '../repositories/users.ts';
 import { isUsername } from './user-fields.ts';
+import { readInstanceSecret } from '../repositories/instance-secrets.ts';
 
 /** The answer every sign-in gives before the instance is bootstrapped (bootstrap-protocol.md). */
 export const NOT_SET_UP_MESSAGE = 'this server has not been set up yet';
@@ -28,6 +29,7 @@ export class SignInService {
   readonly #audit: AuditService;
   readonly #bootstrap: BootstrapGate;
   readonly #knownDevices: KnownDevices;
+  #typedNameKey: Promise<string> | undefined;
 
   constructor(deps: {
     db: Database;
@@ -75,6 +77,8 @@ export class SignInService {
     const matches = await verifyPassword(input.password, storedHash);
 
     if (!holder || holder.password_hash === null || !matches) {
+      // Before the transaction: the key may need a read of its own (one connection on PGlite).
+      const typedName = holder ? undefined : await this.#typedNameDigest(input.username);
       await this.#db.transaction(async (tx) => {
         await this.#audit.record(tx, {
           actor: { name: 'anonymous' },
@@ -85,7 +89,7 @@ export class SignInService {
           // digest, enough to see one name tried again and again.
           detail: holder
             ? { method: 'password', username: holder.username }
-            : { method: 'password', unknown_username_sha256: typedNameDigest(input.username) },
+            : { method: 'password', unknown_username_sha256: typedName },
           clientAddress: input.clientAddress,
         });
       });
@@ -113,9 +117,22 @@ export class SignInService {
   async signOut(sessionCookie: string | undefined): Promise<void> {
     if (sessionCookie !== undefined) await this.#sessions.end(sessionCookie);
   }
-}
 
-/** The first 16 hex digits of the SHA-256 of a typed username, in lower case (names are case-insensitive). */
-function typedNameDigest(typed: string): string {
-  return createHash('sha256').update(typed.toLowerCase()).digest('hex').slice(0, 16);
+  /**
+   * The first 16 hex digits of an HMAC-SHA256 of a typed username, in lower
+   * case (names are case-insensitive), keyed with a key derived from the
+   * instance's secret: the same name always gives the same digest, but
+   * whoever reads the audit log cannot check a guess (a password typed into
+   * the username field) against it, as a plain SHA-256 would let them.
+   */
+  async #typedNameDigest(typed: string): Promise<string> {
+    this.#typedNameKey ??= readInstanceSecret(this.#db, 'cookie_signing')
+      .then((secret) => createHmac('sha256', secret).update('terdut typed usernames v1').digest('base64url'))
+      .catch((error: unknown) => {
+        this.#typedNameKey = undefined;
+        throw error;
+      });
+    const key = await this.#typedNameKey;
+    return createHmac('sha256', key).update(typed.toLowerCase(), 'utf8').digest('hex').slice(0, 16);
+  }
 }

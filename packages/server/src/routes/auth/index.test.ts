@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import {
   forEachDatabase,
   createTestPglite,
@@ -584,6 +585,31 @@ forEachDatabase('password sign-in, sessions and CSRF', (database) => {
       [typed],
     );
     assert.deepEqual(found.rows, []);
+  });
+
+  test("an unknown username's audit digest shows a name tried again, but cannot be checked against a guess", async () => {
+    // Admins (and the operator's service account) read the audit log. A plain SHA-256 of a
+    // password typed into the username field could be checked against a dictionary by anyone
+    // who reads it; a digest keyed with the instance's secret cannot.
+    const typed = `Summer2026!-${++names}`;
+    for (let i = 0; i < 2; i++) {
+      const failed = await server.request({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { username: typed, password: 'whatever was typed next' },
+        remoteAddress: '10.4.0.2',
+      });
+      assert.equal(failed.status, 401);
+    }
+    const audited = await server.request({ method: 'GET', url: '/api/audit?limit=2', as: admin });
+    const digests = (audited.body as { action: string; detail: Record<string, unknown> }[]).map(
+      (entry) => entry.detail.unknown_username_sha256,
+    );
+    assert.equal(digests.length, 2);
+    assert.match(String(digests[0]), /^[0-9a-f]{16}$/);
+    assert.equal(digests[0], digests[1], 'the same name tried twice shows as the same digest');
+    const plain = createHash('sha256').update(typed.toLowerCase()).digest('hex');
+    assert.ok(!plain.startsWith(String(digests[0])), 'a plain SHA-256 of the typed text');
   });
 
   test('after 30 failures from one address, that address is refused for every username', async () => {
