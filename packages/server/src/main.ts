@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * terdut-server command line: `serve` (default), `migrate`, `--help`, `--version`.
+ * terdut-server command line: `serve` (default), `migrate`, `admin recover`, `--help`, `--version`.
  * Wiring only: configuration, database, app, signals.
  */
 import { constants } from 'node:os';
@@ -14,7 +14,7 @@ import { startBackgroundJobs } from './background-jobs.ts';
 import { incidentBackgroundJobs } from './services/incident-jobs.ts';
 import { pagingBackgroundJobs } from './services/paging/jobs.ts';
 import { isBootstrapped } from './services/bootstrap.ts';
-import { adminRecover, ADMIN_RECOVER_USAGE } from './cli/admin-recover.ts';
+import { adminRecover, ADMIN_RECOVER_HELP, ADMIN_RECOVER_USAGE } from './cli/admin-recover.ts';
 import { bootstrapInstructions } from './cli/bootstrap-instructions.ts';
 import { VERSION } from './version.ts';
 
@@ -26,6 +26,7 @@ Usage:
   terdut-server admin recover --username NAME [--email ADDRESS]
                              make NAME an admin (creating or restoring it) and print a new API key once;
                              run where the server runs, with the same DATABASE_URL / TERDUT_DATA_DIR
+                             (terdut-server admin recover --help for more)
   terdut-server --help       show this help
   terdut-server --version    print the version
 
@@ -56,6 +57,23 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  // Help and usage before the configuration: `admin recover --help` must not
+  // need a valid environment, nor open the database.
+  if (command === 'admin') {
+    const [subcommand, ...options] = rest;
+    if (subcommand === '--help' || subcommand === '-h' || subcommand === 'help') {
+      process.stdout.write(`Usage: ${ADMIN_RECOVER_USAGE}\n(terdut-server admin recover --help for more)\n`);
+      return 0;
+    }
+    if (subcommand !== 'recover') {
+      process.stderr.write(`terdut-server: unknown admin command; usage: ${ADMIN_RECOVER_USAGE}\n`);
+      return 2;
+    }
+    if (options.includes('--help') || options.includes('-h')) {
+      process.stdout.write(ADMIN_RECOVER_HELP);
+      return 0;
+    }
+  }
   stopAtOnceUntilServing();
   let config: Config;
   try {
@@ -73,9 +91,7 @@ async function main(argv: string[]): Promise<number> {
     case 'migrate':
       return runMigrations(config);
     case 'admin':
-      if (rest[0] === 'recover') return adminRecover(rest.slice(1), config, process);
-      process.stderr.write(`terdut-server: unknown admin command; usage: ${ADMIN_RECOVER_USAGE}\n`);
-      return 2;
+      return adminRecover(rest.slice(1), config, process);
     default:
       process.stderr.write(
         `terdut-server: unknown command "${[command, ...rest].join(' ')}"; see terdut-server --help\n`,

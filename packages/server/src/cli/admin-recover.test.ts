@@ -1,5 +1,6 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,6 +89,39 @@ describe('terdut-server admin recover [pglite data directory]', () => {
       );
       assert.deepEqual(audit.rows, [{ actor: 'cli', actor_user_id: null }]);
     });
+  });
+
+  test('run where no embedded database is, it refuses and makes none there', async () => {
+    const elsewhere = join(dataDir, 'not-the-servers-directory');
+    const result = await runMain(['admin', 'recover', '--username', 'founder'], {
+      TERDUT_DATA_DIR: elsewhere,
+    });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /not bootstrapped yet; use POST \/api\/bootstrap/);
+    assert.match(result.stderr, /No embedded database is there, and none was made/);
+    assert.match(result.stderr, /set TERDUT_DATA_DIR to its data directory/);
+    assert.equal(existsSync(elsewhere), false, 'admin recover made a data directory');
+  });
+
+  test('--help explains the command and exits 0 without reading the configuration or the database', async () => {
+    const elsewhere = join(dataDir, 'help-only');
+    for (const args of [
+      ['admin', 'recover', '--help'],
+      ['admin', 'recover', '--username', 'founder', '-h'],
+    ]) {
+      const result = await runMain(args, { TERDUT_DATA_DIR: elsewhere, PORT: 'not-a-port' });
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^Usage: terdut-server admin recover --username NAME/);
+      assert.match(result.stdout, /Exit codes: 0/);
+      assert.equal(result.stderr, '');
+    }
+    const admin = await runMain(['admin', '--help'], { PORT: 'not-a-port' });
+    assert.equal(admin.code, 0, admin.stderr);
+    assert.match(admin.stdout, /Usage: terdut-server admin recover/);
+    const bare = await runMain(['admin'], { PORT: 'not-a-port' });
+    assert.equal(bare.code, 2);
+    assert.match(bare.stderr, /unknown admin command; usage: terdut-server admin recover/);
+    assert.equal(existsSync(elsewhere), false, '--help opened the database');
   });
 
   test('without --username it prints usage and exits 2', async () => {

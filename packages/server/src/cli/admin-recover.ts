@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
@@ -7,6 +9,25 @@ import { AuditService } from '../services/audit.ts';
 import { recoverAdmin } from '../services/bootstrap.ts';
 
 export const ADMIN_RECOVER_USAGE = 'terdut-server admin recover --username NAME [--email ADDRESS]';
+
+/** `terdut-server admin recover --help`: what it does, where to run it, and its exit codes. */
+export const ADMIN_RECOVER_HELP = `Usage: ${ADMIN_RECOVER_USAGE}
+
+Makes NAME an admin (creating it, restoring it if deleted, or promoting it) and
+prints a new API key for it once, on stdout (the last line). The way back to
+admin access without the bootstrap token: access to the database is the proof.
+
+Run it where the server runs, with the same DATABASE_URL, or TERDUT_DATA_DIR
+(default ./.terdut) for the embedded database; stop a server on the embedded
+database first (one process per data directory). Written to the audit log as
+bootstrap.recover by "cli".
+
+  --username NAME    the account to make an admin (required)
+  --email ADDRESS    its email, when it is created
+
+Exit codes: 0 the key is printed; 1 refused (not bootstrapped yet, no database
+there, a bad username, the data directory in use); 2 wrong usage or configuration.
+`;
 
 /**
  * `terdut-server admin recover`: the way back to admin access for installs
@@ -36,6 +57,21 @@ export async function adminRecover(
   if (username === undefined) {
     out.stderr.write(`terdut-server: --username is required\nusage: ${ADMIN_RECOVER_USAGE}\n`);
     return 2;
+  }
+  if (config.databaseUrl === undefined) {
+    // Opening would make a new, empty database there: run from another
+    // directory, the default ./.terdut is one, and a stray database then sat
+    // beside the real one for the next command to find.
+    const dir = resolve(config.dataDir);
+    if (!existsSync(join(dir, 'PG_VERSION'))) {
+      out.stderr.write(
+        `terdut-server: admin recover refused: not bootstrapped yet; use POST /api/bootstrap ` +
+          `(in embedded PostgreSQL (PGlite) in ${dir})\n` +
+          `No embedded database is there, and none was made. If the server runs elsewhere, run this where ` +
+          'it runs, or set TERDUT_DATA_DIR to its data directory (or DATABASE_URL to its database).\n',
+      );
+      return 1;
+    }
   }
   const { db, description } = await openConfiguredDatabase(config);
   try {
