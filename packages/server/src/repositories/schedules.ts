@@ -283,6 +283,24 @@ export async function insertSpanOverride(
   return result.rows[0]!.id;
 }
 
+/**
+ * Ends span override `id` at `at` when it runs then (began before `at`, ends
+ * after it); false for a whole-day entry or one that is not running.
+ */
+export async function endOverrideAt(
+  db: Queryable,
+  scheduleId: number,
+  id: number,
+  at: Date,
+): Promise<boolean> {
+  const result = await db.query(
+    `UPDATE schedule_overrides SET ends_at = $3
+      WHERE schedule_id = $1 AND id = $2 AND day IS NULL AND starts_at < $3 AND ends_at > $3`,
+    [scheduleId, id, at],
+  );
+  return result.rowCount > 0;
+}
+
 export async function deleteOverride(db: Queryable, scheduleId: number, id: number): Promise<boolean> {
   const result = await db.query('DELETE FROM schedule_overrides WHERE schedule_id = $1 AND id = $2', [
     scheduleId,

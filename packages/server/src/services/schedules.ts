@@ -14,6 +14,7 @@ import {
   deleteFeed,
   deleteOverride,
   deleteRotation,
+  endOverrideAt,
   deleteSchedule,
   findDefaultSchedule,
   findFeed,
@@ -363,6 +364,13 @@ export class SchedulesService {
     });
   }
 
+  /**
+   * Takes an override back. One that is running ends now instead of
+   * vanishing: its past stays the record of who was on call (and paged),
+   * and the change now is a handoff like any other, so the person on call
+   * again and the one whose cover ended are told (handoff notices). One
+   * that has not begun, has ended, or is a whole-day entry is deleted.
+   */
   async removeOverride(
     principal: Principal,
     scheduleId: number,
@@ -372,15 +380,17 @@ export class SchedulesService {
     requireAdmin(principal, 'change schedules');
     await this.#db.transaction(async (tx) => {
       await this.#find(tx, scheduleId);
-      if (!(await deleteOverride(tx, scheduleId, overrideId))) {
+      const now = this.#clock.now();
+      const ended = await endOverrideAt(tx, scheduleId, overrideId, now);
+      if (!ended && !(await deleteOverride(tx, scheduleId, overrideId))) {
         throw notFound(`override ${overrideId} of schedule ${scheduleId}`);
       }
       await this.#record(
         tx,
         principal,
-        'schedule.override_deleted',
+        ended ? 'schedule.override_ended' : 'schedule.override_deleted',
         scheduleId,
-        { override_id: overrideId },
+        { override_id: overrideId, ...(ended ? { ends_at: now.toISOString() } : {}) },
         clientAddress,
       );
     });

@@ -260,7 +260,8 @@ export function schedulesRoutes(schedules: SchedulesService) {
         config: { auth: access.admin },
         schema: {
           tags,
-          summary: 'Delete an override (admins); whole-day ones too',
+          summary:
+            'Delete an override (admins); whole-day ones too. One that is running ends now instead, so its past stays on record',
           params: OverrideParams,
           response: { 204: NoContent, ...errors },
         },

@@ -271,3 +271,124 @@ test('the zone named in a notice is the name people there use: CEST in Berlin, E
   // A zone neither names gets its offset, which still tells the two apart.
   assert.equal(zoneAbbreviation(new Date('2026-04-05T01:30:00Z'), 'America/Santiago'), 'GMT-3');
 });
+
+/**
+ * An override taken back while it runs (Carol covering Alice has to leave at
+ * noon) ends then: Alice is on call again from that moment and is told so,
+ * Carol is told her cover ended, and the morning still shows Carol, who was
+ * the one paged. Deleting the override outright rewrote the morning to
+ * Alice's and left no handoff at noon, so nobody was told anything.
+ */
+forEachDatabase('handoff notices when an override is taken back while it runs', (database) => {
+  let server: TestApp;
+  let receiver: WebhookReceiver;
+  let admin: TestUser;
+  let alice: TestUser;
+  let carol: TestUser;
+  let schedule: number;
+  const clock = new ManualClock('2026-12-08T09:00:10Z'); // 10:00 CET, Tuesday
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+    server = await startTestApp(database(), { clock, config: testConfig({ TERDUT_TIMEZONE: 'UTC' }) });
+    admin = await server.createUser('taken-back-admin', 'admin');
+    alice = await server.createUser('alice');
+    carol = await server.createUser('carol');
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/schedules',
+      as: admin,
+      payload: { name: 'Databases', time_zone: 'Europe/Berlin' },
+    });
+    schedule = created.body.id;
+    const rotation = await server.request({
+      method: 'POST',
+      url: `/api/schedules/${schedule}/rotations`,
+      as: admin,
+      payload: {
+        name: 'Weekly',
+        participant_ids: [alice.id],
+        shift_length: 1,
+        shift_unit: 'weeks',
+        start_date: '2026-11-30',
+        handoff_time: '09:00',
+      },
+    });
+    assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+    for (const person of [alice, carol]) {
+      const method = await server.request({
+        method: 'POST',
+        url: `/api/users/${person.id}/contact-methods`,
+        as: person,
+        payload: { kind: 'webhook', target: receiver.url },
+      });
+      assert.equal(method.status, 201, JSON.stringify(method.body));
+    }
+  });
+  after(async () => {
+    await server.close();
+    await receiver.close();
+  });
+
+  const pass = async () => {
+    const claimed = await server.app.services.handoffNotices.runOnce();
+    await server.app.services.paging.runOnce();
+    return claimed;
+  };
+  const notices = () =>
+    receiver.received
+      .filter((hook) => hook.body?.event === 'handoff')
+      .map((hook) => [hook.body.kind, hook.body.person.username, hook.body.at]);
+
+  test('Alice is told she is on call again and Carol that her cover ended, and the morning stays Carol’s', async () => {
+    const override = await server.request({
+      method: 'POST',
+      url: `/api/schedules/${schedule}/overrides`,
+      as: admin,
+      payload: {
+        user_id: carol.id,
+        starts_at: '2026-12-08T10:00:00+01:00',
+        ends_at: '2026-12-08T18:00:00+01:00',
+      },
+    });
+    assert.equal(override.status, 201, JSON.stringify(override.body));
+    assert.equal(await pass(), 2);
+
+    clock.set('2026-12-08T11:00:00Z'); // noon: Carol has to leave
+    const taken = await server.request({
+      method: 'DELETE',
+      url: `/api/schedules/${schedule}/overrides/${override.body.id}`,
+      as: admin,
+    });
+    assert.equal(taken.status, 204);
+    clock.advance(20_000);
+    assert.equal(await pass(), 2);
+    assert.deepEqual(notices().sort(), [
+      ['ended', 'alice', '2026-12-08T09:00:00.000Z'],
+      ['ended', 'carol', '2026-12-08T11:00:00.000Z'],
+      ['started', 'alice', '2026-12-08T11:00:00.000Z'],
+      ['started', 'carol', '2026-12-08T09:00:00.000Z'],
+    ]);
+
+    const at = async (instant: string) =>
+      (
+        await server.request({
+          method: 'GET',
+          url: `/api/schedules/${schedule}/on-call?at=${instant}`,
+          as: admin,
+        })
+      ).body.username;
+    assert.equal(await at('2026-12-08T10:30:00Z'), 'carol', 'the morning is still Carol’s');
+    assert.equal(await at('2026-12-08T11:00:00Z'), 'alice');
+    assert.equal(await at('2026-12-08T16:00:00Z'), 'alice');
+    const lookup = scheduleOnCallLookup(server.app.services.schedules, schedule);
+    assert.deepEqual(await lookup(server.db, clock.now()), [alice.id]);
+    // Gone from the list of overrides to come, where the page shows its Delete button.
+    const coming = await server.request({
+      method: 'GET',
+      url: `/api/schedules/${schedule}/overrides?from=${clock.now().toISOString()}`,
+      as: admin,
+    });
+    assert.deepEqual(coming.body, []);
+  });
+});
