@@ -8,6 +8,7 @@
  * incident or alert appears.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Incident } from '@terdut/contract';
 import { startAlertmanager, type RunningAlertmanager } from '../peers/alertmanager.ts';
@@ -190,5 +191,42 @@ test('max_alerts: 1 and one of two alerts resolved: the incident stays open for 
     assert.equal((await ours()).length, 1, 'no second incident for the group');
   } finally {
     await truncating.stop();
+  }
+});
+
+test("group_by: ['...'] with long label values: the alert opens an incident and resolves it, whatever the length of Alertmanager's group key", async () => {
+  // Alertmanager writes every label into the group key; two values of 2,000
+  // characters (within the webhook's label limits) make a key of over 4 kB.
+  const everyLabel = await startAlertmanager({
+    webhookUrl: `${replicas[0]!.url}/api/webhook/alertmanager`,
+    apiKey,
+    groupBy: ['...'],
+  });
+  try {
+    const labels = {
+      alertname: 'E2ELongLabels',
+      query: 'q'.repeat(1_000) + randomBytes(500).toString('hex'),
+      trace: randomBytes(1_000).toString('hex'),
+    };
+    await everyLabel.postAlerts([{ labels }]);
+    const ours = async () =>
+      (await api<Incident[]>(replicas[0]!, '/api/incidents?status=triggered&limit=1000')).filter((incident) =>
+        incident.title.startsWith('E2ELongLabels'),
+      );
+    await waitUntil(async () => (await ours()).length === 1, {
+      timeoutMs: 30_000,
+      describe: () => `no incident opened for the long-labelled alert (log: ${everyLabel.logPath})`,
+    });
+    const id = (await ours())[0]!.id;
+    const incident = await api<Incident>(replicas[0]!, `/api/incidents/${id}`);
+    assert.equal(incident.alerts?.[0]?.labels.trace, labels.trace);
+
+    await everyLabel.postAlerts([{ labels, endsAt: new Date(Date.now() - 1000).toISOString() }]);
+    await waitUntil(
+      async () => (await api<Incident>(replicas[0]!, `/api/incidents/${id}`)).status === 'resolved',
+      { timeoutMs: 30_000, describe: () => `incident ${id} did not resolve with its alert` },
+    );
+  } finally {
+    await everyLabel.stop();
   }
 });

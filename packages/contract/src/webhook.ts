@@ -20,8 +20,12 @@ import { Type, type Static } from 'typebox';
 export const WEBHOOK_LIMITS = {
   alerts: 2_000,
   fingerprintLength: 64,
-  /** Bytes of UTF-8: the group key is indexed, and a btree entry holds at most ~2,700 bytes. */
-  groupKeyBytes: 2_000,
+  /**
+   * Bytes of UTF-8. Alertmanager writes the grouping labels into the key (every label under
+   * `group_by: ['...']`), so it must take an alert's whole label limit and the route's matchers.
+   * Keys beyond 2,000 bytes are stored by digest, since the key is indexed.
+   */
+  groupKeyBytes: 65_536,
   labelsPerAlert: 64,
   labelNameLength: 256,
   labelValueLength: 2_048,

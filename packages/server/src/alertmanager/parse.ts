@@ -6,7 +6,12 @@
 import { badRequest } from '../errors.ts';
 import { parseInstant } from '../instant.ts';
 import { formatDuration } from '../services/format-duration.ts';
-import { HEARTBEAT_GROUP_PREFIX, type AlertGroupNotification, type AlertState } from '../domain/alerts.ts';
+import {
+  HEARTBEAT_GROUP_PREFIX,
+  storedGroupKey,
+  type AlertGroupNotification,
+  type AlertState,
+} from '../domain/alerts.ts';
 import {
   GO_ZERO_TIME,
   SUPPORTED_WEBHOOK_VERSION,
@@ -46,6 +51,8 @@ export function parseNotification(payload: WebhookPayload, now: Date): AlertGrou
         'heartbeats (Alertmanager\'s group keys start with "{")',
     );
   }
+  // Long keys (every label under group_by: ['...']) are stored by digest.
+  const groupKey = storedGroupKey(payload.groupKey);
   const alerts = new Map<string, AlertState>();
   payload.alerts.forEach((alert: WebhookAlert, index: number) => {
     let labelSize = 0;
@@ -71,7 +78,7 @@ export function parseNotification(payload: WebhookPayload, now: Date): AlertGrou
     // Later entries win, as in Alertmanager's own merge of duplicates.
     alerts.set(alert.fingerprint, {
       fingerprint: alert.fingerprint,
-      group_key: payload.groupKey,
+      group_key: groupKey,
       name: alert.labels.alertname ?? '',
       status: alert.status,
       labels: alert.labels,
@@ -83,7 +90,7 @@ export function parseNotification(payload: WebhookPayload, now: Date): AlertGrou
     });
   });
   return {
-    groupKey: payload.groupKey,
+    groupKey,
     groupLabels: payload.groupLabels ?? {},
     commonLabels: payload.commonLabels ?? {},
     commonAnnotations: payload.commonAnnotations ?? {},

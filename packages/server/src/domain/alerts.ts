@@ -82,3 +82,33 @@ function sortedEntries(map: Record<string, string>): [string, string][] {
  * a notification can never join or resolve a heartbeat's incident.
  */
 export const HEARTBEAT_GROUP_PREFIX = 'heartbeat:';
+
+/**
+ * The longest group key stored as it came, in bytes of UTF-8: group keys are
+ * indexed, and a btree entry holds at most about 2,700 bytes.
+ */
+export const STORED_GROUP_KEY_BYTES = 2_000;
+
+/**
+ * The key a group is stored and locked under: the sender's own when it fits
+ * `STORED_GROUP_KEY_BYTES`, else its beginning, `…sha256:` and the SHA-256
+ * of the whole key (the same long key gives the same stored key, and two
+ * that differ only past the beginning give two). Alertmanager writes every
+ * grouping label into its key, all of them under `group_by: ['...']`, so
+ * an alert within the webhook's label limits can make one far longer.
+ *
+ * @example storedGroupKey('{}:{alertname="DiskFull"}') === '{}:{alertname="DiskFull"}'
+ */
+export function storedGroupKey(groupKey: string): string {
+  if (Buffer.byteLength(groupKey, 'utf8') <= STORED_GROUP_KEY_BYTES) return groupKey;
+  const suffix = `…sha256:${hash('sha256', groupKey, 'hex')}`;
+  let budget = STORED_GROUP_KEY_BYTES - Buffer.byteLength(suffix, 'utf8');
+  let beginning = '';
+  // Whole characters only, so that the stored key is valid UTF-8.
+  for (const character of groupKey) {
+    budget -= Buffer.byteLength(character, 'utf8');
+    if (budget < 0) break;
+    beginning += character;
+  }
+  return beginning + suffix;
+}
