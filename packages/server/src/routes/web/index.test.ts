@@ -66,6 +66,8 @@ test('unknown /api and /auth paths in any spelling are never the app: 401 to ano
     '//api/me',
     '/api%2Fme',
     '/x/../api/me',
+    '/api\\users',
+    '/api%5Cme',
   ];
   for (const url of spellings) {
     const anonymous = await app.inject({ method: 'GET', url });

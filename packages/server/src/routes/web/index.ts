@@ -43,9 +43,10 @@ function secureHeaders(reply: FastifyReply): FastifyReply {
 /**
  * The path a request names, the way a router that forgave every spelling
  * would read it: absolute-form scheme and host dropped, percent-escapes
- * decoded, slashes collapsed, dot segments resolved, lower case. Used only to
- * keep API-looking spellings (`/API/ME`, `//api/me`, `/api%2Fme`) away from
- * the app's HTML; undefined when the escapes do not decode.
+ * decoded, slashes collapsed (a backslash is one, as browsers and WHATWG URL
+ * parsers read it), dot segments resolved, lower case. Used only to keep
+ * API-looking spellings (`/API/ME`, `//api/me`, `/api%2Fme`, `/api\me`) away
+ * from the app's HTML; undefined when the escapes do not decode.
  */
 export function apiLookingPath(url: string): boolean | undefined {
   let path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '').split(/[?#]/)[0]!;
@@ -55,7 +56,7 @@ export function apiLookingPath(url: string): boolean | undefined {
     return undefined;
   }
   const segments: string[] = [];
-  for (const segment of path.toLowerCase().split('/')) {
+  for (const segment of path.toLowerCase().split(/[/\\]/)) {
     if (segment === '' || segment === '.') continue;
     if (segment === '..') segments.pop();
     else segments.push(segment.split(';')[0]!);
