@@ -5,7 +5,7 @@
  * loopback port, and stop it again at the end.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, chmodSync, existsSync, readdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, chmodSync, chownSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -74,9 +74,13 @@ export async function canConnect(url: string): Promise<boolean> {
  * Starts a temp-dir cluster with trust auth on loopback and waits until it
  * accepts connections. Tests run it with `fsync=off` (a throw-away server);
  * `durable: true` keeps PostgreSQL's default, `fsync=on`, for benchmarks
- * that measure durable commits.
+ * that measure durable commits. `selfSignedTls: true` serves TLS with a
+ * certificate made just now and signed by nobody, as the Zalando operator's
+ * clusters do by default (and plain connections still work).
  */
-export async function startTemporaryPostgres(options: { durable?: boolean } = {}): Promise<RunningPostgres> {
+export async function startTemporaryPostgres(
+  options: { durable?: boolean; selfSignedTls?: boolean } = {},
+): Promise<RunningPostgres> {
   const bin = postgresBinDir();
   const dir = mkdtempSync(join(tmpdir(), 'terdut-pg-'));
   chmodSync(dir, 0o777);
@@ -98,6 +102,28 @@ export async function startTemporaryPostgres(options: { durable?: boolean } = {}
     '-c',
     'shared_buffers=128MB',
   );
+  if (options.selfSignedTls) {
+    const cert = join(dir, 'server.crt');
+    const key = join(dir, 'server.key');
+    const made = spawnSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=postgres.test'].concat([
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ]),
+      { encoding: 'utf8' },
+    );
+    if (made.status !== 0) throw new Error(`openssl could not make a certificate: ${made.stderr}`);
+    // PostgreSQL refuses a key that others may read, or that is not its own.
+    chmodSync(key, 0o600);
+    if (user) {
+      chownSync(key, user.uid, user.gid);
+      chownSync(cert, user.uid, user.gid);
+    }
+    args.push('-c', 'ssl=on', '-c', `ssl_cert_file=${cert}`, '-c', `ssl_key_file=${key}`);
+  }
   const child: ChildProcess = spawn(join(bin, 'postgres'), args, {
     stdio: ['ignore', 'ignore', 'pipe'],
     ...user,

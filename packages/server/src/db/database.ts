@@ -110,6 +110,7 @@ export async function openPostgres(
   url: string,
   options: { max?: number; statementTimeoutMs?: number; queryTimeoutMs?: number } = {},
 ): Promise<Database> {
+  url = withLibpqSslModes(url);
   // The client stops waiting when no answer comes at all (a frozen server or
   // network), so a request fails with 5xx instead of hanging.
   const deadlines = new StatementDeadlines(options.queryTimeoutMs ?? 35_000);
@@ -406,6 +407,26 @@ class PostgresListeners {
     };
     setTimeout(retry, 1000).unref();
   }
+}
+
+/**
+ * The URL with `sslmode` read as libpq reads it (libpq-ssl.html, table 34.1):
+ * `require` encrypts without checking the certificate, `verify-ca` checks it
+ * against `sslrootcert`, `verify-full` also checks the host name. node-postgres
+ * 8 takes `prefer`, `require` and `verify-ca` as `verify-full` unless told
+ * `uselibpqcompat=true`, so a DATABASE_URL with `sslmode=require` (the
+ * operator's default for a Zalando cluster, whose certificate is self-signed)
+ * could not connect, and every start printed a SECURITY WARNING about it.
+ * A URL that says `uselibpqcompat` itself, or cannot be parsed, is left alone.
+ *
+ * @example withLibpqSslModes('postgres://db/app?sslmode=require') // '…?sslmode=require&uselibpqcompat=true'
+ */
+export function withLibpqSslModes(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const parsed = new URL(url);
+  if (!parsed.searchParams.has('sslmode') || parsed.searchParams.has('uselibpqcompat')) return url;
+  parsed.searchParams.set('uselibpqcompat', 'true');
+  return parsed.toString();
 }
 
 /** host:port/db of a connection URL, without user or password, for messages and logs. */
