@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Change } from '@terdut/client';
+import { api } from './api.ts';
 
 export type LiveState = 'connecting' | 'live' | 'reconnecting';
 export type { Change } from '@terdut/client';
@@ -63,6 +64,11 @@ function open(): void {
     // proxy's 502 or 503 while the server restarts) closes it for good (the HTML standard's "fail
     // the connection"), and the page would poll, saying Reconnecting…, until reloaded.
     if (stream.readyState !== EventSource.CLOSED || reopen !== undefined) return;
+    // A refusal may be the session's end (a 401: signed out elsewhere, a password reset, too long
+    // unused). EventSource does not say which status it got, and a page that refetches nothing by
+    // itself (Me, People, Statistics) would say Reconnecting… for ever: ask. A 401 here ends the
+    // session for the whole app (api.ts); any other answer leaves it to the reopen below.
+    void api.me().catch(() => {});
     reopen = window.setTimeout(() => {
       reopen = undefined;
       if (source === stream) open();
