@@ -167,6 +167,17 @@ export async function openPostgres(
     client.release();
   } catch (error) {
     await pool.end().catch(() => {});
+    // node-postgres reads the URL only now. One it cannot read is a typing
+    // matter, not reachability: most often a password with a character that
+    // means something in a URL (a # starts the fragment and cuts the rest off).
+    if ((error as { code?: string }).code === 'ERR_INVALID_URL') {
+      throw new Error(
+        'DATABASE_URL is not a URL that can be read; percent-encode special characters in the user name ' +
+          'and password (# as %23, / as %2F, ? as %3F, @ as %40, % as %25), e.g. with ' +
+          `node -p 'encodeURIComponent(process.argv[1])' PASSWORD`,
+        { cause: error },
+      );
+    }
     throw new Error(
       `database is not reachable at ${describeUrl(url)} (${(error as Error).message}); check DATABASE_URL`,
       { cause: error },

@@ -139,3 +139,16 @@ test('a data directory holding other files and no database works, with a warning
     rmSync(other, { recursive: true, force: true });
   }
 });
+
+test('a DATABASE_URL whose password holds a # is refused saying to percent-encode it, without echoing it', async () => {
+  const config = loadConfig({ DATABASE_URL: 'postgres://terdut:pa#ss/w0rd@127.0.0.1:5432/terdut' });
+  await assert.rejects(openConfiguredDatabase(config), (error: Error) => {
+    assert.match(
+      error.message,
+      /^DATABASE_URL is not a URL that can be read; percent-encode special characters/,
+    );
+    assert.match(error.message, /# as %23/);
+    assert.doesNotMatch(error.message, /pa#ss|w0rd|not reachable/);
+    return true;
+  });
+});
