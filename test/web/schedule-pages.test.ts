@@ -432,6 +432,51 @@ describe('the schedule pages [pglite]', () => {
     }
   });
 
+  test('an override added from a page left open for an hour starts when it is added, not when the page opened', async () => {
+    const created = await stack.api('POST', '/api/schedules', {
+      name: 'Left open',
+      time_zone: 'Europe/Berlin',
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id;
+    try {
+      const page = await newPage('admin');
+      await page.clock.install({ time: new Date() });
+      await page.goto(`${stack.url}/schedules/${id}`);
+      const override = page.getByRole('form', { name: 'Add override' });
+      await override.getByLabel('Person covering').selectOption({ label: 'carol' });
+      // Back from a meeting an hour later, the admin adds the cover "from now" as the form offers.
+      await page.clock.fastForward('01:00:00');
+      const added = await page.evaluate(() => Date.now());
+      await override.getByRole('button', { name: 'Add override' }).click();
+      await page.getByRole('button', { name: /^Delete the override of carol/ }).waitFor();
+      const [made] = (
+        await stack.api(
+          'GET',
+          `/api/schedules/${id}/overrides?from=${new Date(added - 3 * 3_600_000).toISOString()}`,
+        )
+      ).body;
+      // An hour early, it rewrote the hour meanwhile as carol's and came too late for a handoff notice.
+      const early = (added - Date.parse(made.starts_at)) / 60_000;
+      assert.ok(early >= 0 && early < 2, `it starts ${early} minutes before it was added`);
+      const hours = (Date.parse(made.ends_at) - Date.parse(made.starts_at)) / 3_600_000;
+      assert.ok(hours >= 23 && hours <= 25, `it lasts a day, not ${hours} h`);
+      // The form shows the time it sends (the minute may have turned since).
+      const shown = await override.getByLabel('From (Europe/Berlin)').inputValue();
+      const sentWall = new Intl.DateTimeFormat('sv-SE', {
+        timeZone: 'Europe/Berlin',
+        dateStyle: 'short',
+        timeStyle: 'short',
+      })
+        .format(new Date(made.starts_at))
+        .replace(' ', 'T');
+      const turned = (Date.parse(`${shown}Z`) - Date.parse(`${sentWall}Z`)) / 60_000;
+      assert.ok(turned === 0 || turned === 1, `the form shows ${shown}; it sent ${sentWall}`);
+    } finally {
+      await stack.api('DELETE', `/api/schedules/${id}`);
+    }
+  });
+
   test('the new pages: no serious accessibility problem in light, dark and on a phone', async () => {
     for (const [phone, dark] of [
       [false, false],

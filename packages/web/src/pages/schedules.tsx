@@ -433,8 +433,17 @@ function OverrideForm(props: { schedule: Schedule; people: Person[]; onAdded: ()
   const zone = props.schedule.time_zone;
   const { me } = useSession();
   const [person, setPerson] = useState(String(me.user.id));
-  const [from, setFrom] = useState(() => wallTimeOf(Date.now(), zone));
-  const [to, setTo] = useState(() => wallTimeOf(Date.now() + DAY_MS, zone));
+  // Until typed in, "from" is now and "to" a day later, read when the form is
+  // shown and again when it is sent: a page left open must not backdate the
+  // cover to when it was opened, which rewrote who was on call meanwhile and
+  // came too late for the handoff notices (they tell the last 15 minutes).
+  const [typedFrom, setFrom] = useState<string | undefined>(undefined);
+  const [typedTo, setTo] = useState<string | undefined>(undefined);
+  const fromNow = (now: number) => ({
+    from: typedFrom ?? wallTimeOf(now, zone),
+    to: typedTo ?? wallTimeOf(now + DAY_MS, zone),
+  });
+  const { from, to } = fromNow(Date.now());
   const action = useAction();
   return (
     <form
@@ -442,12 +451,13 @@ function OverrideForm(props: { schedule: Schedule; people: Person[]; onAdded: ()
       aria-label="Add override"
       onSubmit={(event) => {
         event.preventDefault();
+        const sent = fromNow(Date.now());
         void action
           .run(() =>
             client.schedules.addOverride(props.schedule.id, {
               user_id: Number(person),
-              starts_at: wallTimeToIso(from, zone),
-              ends_at: wallTimeToIso(to, zone),
+              starts_at: wallTimeToIso(sent.from, zone),
+              ends_at: wallTimeToIso(sent.to, zone),
             }),
           )
           .then((done) => done && props.onAdded());
