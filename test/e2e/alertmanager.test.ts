@@ -230,3 +230,34 @@ test("group_by: ['...'] with long label values: the alert opens an incident and 
     await everyLabel.stop();
   }
 });
+
+test('an alert whose start Alertmanager moved earlier (a second Prometheus heard from later) still resolves its incident', async () => {
+  const labels = { alertname: 'E2EEarlierStart', cluster: 'eu-2', instance: 'db-1' };
+  const alertmanager = alertmanagers[0]!;
+  const known = new Date(Date.now() - 30_000).toISOString();
+  await alertmanager.postAlerts([{ labels, startsAt: known }]);
+  const ours = async () =>
+    (await api<Incident[]>(replicas[0]!, '/api/incidents?limit=1000')).filter((incident) =>
+      incident.group_key.includes('E2EEarlierStart'),
+    );
+  await waitUntil(async () => (await ours()).length === 1, {
+    timeoutMs: 30_000,
+    describe: () => 'the firing alert should open an incident',
+  });
+  const id = (await ours())[0]!.id;
+  // The other replica's alert started earlier: Alertmanager keeps the earliest start...
+  const earlier = new Date(Date.now() - 90_000).toISOString();
+  await alertmanager.postAlerts([{ labels, startsAt: earlier }]);
+  // ...and sends the resolve with it.
+  await alertmanager.postAlerts([
+    { labels, startsAt: earlier, endsAt: new Date(Date.now() - 1000).toISOString() },
+  ]);
+  await waitUntil(
+    async () => (await api<Incident>(replicas[0]!, `/api/incidents/${id}`)).status === 'resolved',
+    {
+      timeoutMs: 30_000,
+      describe: () => `incident ${id} did not resolve after Alertmanager resolved its alert`,
+    },
+  );
+  assert.equal((await api<Incident>(replicas[0]!, `/api/incidents/${id}`)).resolution_source, 'alerts');
+});

@@ -472,7 +472,7 @@ async function upsertAlerts(
   }
   const touched: { id: number; state: AlertState }[] = [];
   for (const [fingerprint, row] of existing) {
-    const incoming = byFingerprint.get(fingerprint)!;
+    const incoming = asKnownOccurrence(row, byFingerprint.get(fingerprint)!, now);
     const change = classify(row, incoming, now);
     switch (change) {
       case 'outdated':
@@ -506,6 +506,30 @@ async function upsertAlerts(
  * startsAt; ignoring it would leave a firing alert unpaged for good.
  */
 const LATE_DUPLICATE_WINDOW_MS = 10 * 60_000;
+
+/**
+ * Alertmanager keeps the earliest start it has heard of an alert, and each
+ * Prometheus of an HA pair sends its own: the start of an occurrence moves
+ * earlier when the replica that saw it first is heard from second. An
+ * earlier start is still the stored occurrence, not an older one, when the
+ * alert ended after the stored occurrence began (an older one ended before
+ * the next began), or when it fires and the stored occurrence has been known
+ * longer than a late duplicate is delayed. Such an alert is taken with the
+ * start the server knows, so the occurrence stays one; it was ignored as
+ * older, its resolve too, and the incident stayed open until the alert was
+ * presumed resolved.
+ */
+function asKnownOccurrence(stored: AlertRow, incoming: AlertState, now: Date): AlertState {
+  const knownStart = stored.starts_at.getTime();
+  if (incoming.starts_at.getTime() >= knownStart) return incoming;
+  const endedSinceKnownStart =
+    incoming.status === 'resolved' && incoming.ends_at !== null && incoming.ends_at.getTime() > knownStart;
+  const firesLongKnown =
+    incoming.status === 'firing' &&
+    (stored.status === 'firing' || stored.resolution_source === 'expiry') &&
+    now.getTime() - stored.received_at.getTime() > LATE_DUPLICATE_WINDOW_MS;
+  return endedSinceKnownStart || firesLongKnown ? { ...incoming, starts_at: stored.starts_at } : incoming;
+}
 
 function classify(stored: AlertRow, incoming: AlertState, now: Date): AlertChange {
   const storedStart = stored.starts_at.getTime();

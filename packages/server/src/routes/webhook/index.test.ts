@@ -450,6 +450,50 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
     assert.equal((await incident(opened.body.incident_id)).status, 'resolved');
   });
 
+  // Alertmanager keeps the earliest start it hears of an alert: when the
+  // Prometheus replica that saw it first is heard from second, the start
+  // moves earlier. That was taken for an older occurrence and ignored, its
+  // resolve too: the incident stayed open (and paging) for hours.
+  test('an occurrence whose start Alertmanager moved earlier stays one: its repeats keep it fresh and its resolve resolves the incident', async () => {
+    const groupKey = 'earlier-start';
+    const known = new Date(clock.now().getTime() - 60_000);
+    const earlier = new Date(known.getTime() - 45_000);
+    const spec = (startsAt: Date) => ({ name: 'EarlierStart', labels: { instance: 'db-1' }, startsAt });
+    const opened = await post(notification({ groupKey, alerts: [firingAlert(spec(known))] }));
+    const id = opened.body.incident_id as number;
+
+    // An older occurrence's late resolve (it ended before the known one began) is still ignored.
+    const older = {
+      ...spec(new Date(known.getTime() - 600_000)),
+      endsAt: new Date(known.getTime() - 300_000),
+    };
+    await post(notification({ groupKey, alerts: [resolvedAlert(older)] }));
+    assert.equal((await incident(id)).alerts[0].status, 'firing');
+
+    // Firing with the earlier start, after more than a late duplicate's delay: "last seen" moves.
+    clock.advance(11 * 60_000);
+    const repeat = await post(notification({ groupKey, alerts: [firingAlert(spec(earlier))] }));
+    assert.equal(repeat.body.incident_id, id);
+    const refreshed = (await incident(id)).alerts[0];
+    assert.equal(refreshed.received_at, clock.now().toISOString(), 'the repeat refreshed the alert');
+    assert.equal(refreshed.starts_at, known.toISOString(), 'the occurrence keeps the start first known');
+
+    clock.advance(60_000);
+    const resolved = await post(
+      notification({ groupKey, alerts: [resolvedAlert({ ...spec(earlier), endsAt: clock.now() })] }),
+    );
+    assert.equal(resolved.status, 200);
+    const detail = await incident(id);
+    assert.equal(detail.status, 'resolved', 'the resolve with the earlier start resolved the incident');
+    assert.equal(detail.resolution_source, 'alerts');
+    assert.equal(detail.alerts[0].status, 'resolved');
+    assert.deepEqual(
+      (await timeline(id)).filter((event) => event.type.startsWith('alert_')).map((event) => event.type),
+      ['alert_added', 'alert_resolved'],
+    );
+    assert.equal((await incidentsOfGroup(groupKey)).length, 1);
+  });
+
   test("a group key that names a missed heartbeat's incident is refused, so no notification can join or resolve it", async () => {
     const response = await post(
       notification({ groupKey: 'heartbeat:1', alerts: [resolvedAlert({ name: 'Watchdog' })] }),
