@@ -85,6 +85,29 @@ describe('terdut-server serve on a fresh install', () => {
     }
   });
 
+  test('a TERDUT_BOOTSTRAP_TOKEN_FILE that cannot be read is named at start-up, with the 503 it causes', async () => {
+    const database = await createTestPostgres();
+    const missing = join(dataDir, 'no-such-token');
+    const server = startServe({
+      DATABASE_URL: database.url,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      TERDUT_BOOTSTRAP_TOKEN_FILE: missing,
+    });
+    try {
+      await server.waitFor(
+        new RegExp(
+          `the bootstrap token file ${missing} cannot be read \\(ENOENT\\); check TERDUT_BOOTSTRAP_TOKEN_FILE ` +
+            'and the mounted Secret; POST /api/bootstrap answers 503 until it can be read',
+        ),
+        60_000,
+      );
+    } finally {
+      await server.stop();
+      await database.drop();
+    }
+  });
+
   test('with TERDUT_BOOTSTRAP_TOKEN set, the hint names the variable and not its value', async () => {
     // On PostgreSQL: the same start-up path, without a second embedded database to boot.
     const database = await createTestPostgres();
