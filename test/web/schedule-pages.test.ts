@@ -477,6 +477,54 @@ describe('the schedule pages [pglite]', () => {
     }
   });
 
+  test('a handoff in the hour the autumn change repeats says which one: Sun 2026-10-25 02:30 CEST', async () => {
+    const created = await stack.api('POST', '/api/schedules', {
+      name: 'Autumn nights',
+      time_zone: 'Europe/Berlin',
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id;
+    const rotation = await stack.api('POST', `/api/schedules/${id}/rotations`, {
+      name: 'Nightly',
+      participant_ids: [stack.admin.id, stack.member.id],
+      shift_length: 1,
+      shift_unit: 'days',
+      start_date: '2026-10-20',
+      handoff_time: '02:30',
+    });
+    assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+    // 02:30 to 02:30 on the 25th, once on each side of the change: an hour that reads as none.
+    const cover = await stack.api('POST', `/api/schedules/${id}/overrides`, {
+      user_id: carol,
+      starts_at: '2026-10-25T02:30:00+02:00',
+      ends_at: '2026-10-25T02:30:00+01:00',
+    });
+    assert.equal(cover.status, 201, JSON.stringify(cover.body));
+    try {
+      const page = await newPage('admin');
+      await page.clock.install({ time: new Date('2026-10-24T12:00:00Z') });
+      await page.goto(`${stack.url}/schedules/${id}`);
+      const carolsRow = page
+        .getByRole('list', { name: 'Who is on call, in order' })
+        .getByRole('listitem')
+        .filter({ hasText: 'carol' });
+      await carolsRow.waitFor();
+      assert.match(
+        await carolsRow.innerText(),
+        /Sun 2026-10-25 02:30 CEST → Sun 2026-10-25 02:30 CET · override/,
+      );
+      const listed = page.locator('ul.overrides li').filter({ hasText: 'carol' });
+      assert.match(await listed.innerText(), /02:30 CEST → Sun 2026-10-25 02:30 CET/);
+      // A time that comes once is shown without a zone, as before.
+      assert.match(
+        await page.getByRole('list', { name: 'Who is on call, in order' }).innerText(),
+        /→ Mon 2026-10-26 02:30 · rotation Nightly/,
+      );
+    } finally {
+      await stack.api('DELETE', `/api/schedules/${id}`);
+    }
+  });
+
   test('the new pages: no serious accessibility problem in light, dark and on a phone', async () => {
     for (const [phone, dark] of [
       [false, false],

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Temporal } from 'temporal-polyfill';
-import { wallTimeToIso } from './zoned-time.ts';
+import { wallTimeOccursTwice, wallTimeToIso, zoneAbbreviation } from './zoned-time.ts';
 
 test('a time the spring change skips moves forward by the gap; one the autumn change repeats is the first', () => {
   // Berlin, 2026-03-29 02:00 CET -> 03:00 CEST; 2026-10-25 03:00 CEST -> 02:00 CET.
@@ -50,4 +50,26 @@ test('every wall time near a 2026 change means the instant the server reads it a
     }
   }
   assert.ok(compared > 700, `compared ${compared} wall times`);
+});
+
+test('only a time the autumn change repeats occurs twice, and its zone name tells which one', () => {
+  const twice = (iso: string, zone: string) => wallTimeOccursTwice(Date.parse(iso), zone);
+  // Berlin's 02:00-03:00 of 25 October 2026, first in CEST then in CET.
+  assert.equal(twice('2026-10-25T00:30:00Z', 'Europe/Berlin'), true);
+  assert.equal(twice('2026-10-25T01:30:00Z', 'Europe/Berlin'), true);
+  assert.equal(twice('2026-10-25T01:59:59.999Z', 'Europe/Berlin'), true);
+  assert.equal(twice('2026-10-24T23:59:59Z', 'Europe/Berlin'), false); // 01:59:59 CEST
+  assert.equal(twice('2026-10-25T02:00:00Z', 'Europe/Berlin'), false); // 03:00 CET
+  assert.equal(zoneAbbreviation(Date.parse('2026-10-25T00:30:00Z'), 'Europe/Berlin'), 'CEST');
+  assert.equal(zoneAbbreviation(Date.parse('2026-10-25T01:30:00Z'), 'Europe/Berlin'), 'CET');
+  // Lord Howe repeats half an hour (02:00 +11 back to 01:30 +10:30 on 5 April 2026).
+  assert.equal(twice('2026-04-04T14:45:00Z', 'Australia/Lord_Howe'), true); // 01:45 +11
+  assert.equal(twice('2026-04-04T15:15:00Z', 'Australia/Lord_Howe'), true); // 01:45 +10:30
+  assert.equal(twice('2026-04-04T14:15:00Z', 'Australia/Lord_Howe'), false); // 01:15 +11
+  // The spring change repeats nothing; nor do zones without changes, or with 30-minute offsets.
+  assert.equal(twice('2026-03-29T01:30:00Z', 'Europe/Berlin'), false);
+  assert.equal(twice('2026-10-04T16:30:00Z', 'Australia/Adelaide'), false);
+  assert.equal(twice('2026-10-25T00:30:00Z', 'Asia/Kolkata'), false);
+  assert.equal(twice('2026-11-01T05:30:00Z', 'America/New_York'), true); // 01:30 EDT
+  assert.equal(zoneAbbreviation(Date.parse('2026-11-01T05:30:00Z'), 'America/New_York'), 'EDT');
 });

@@ -55,3 +55,39 @@ export function wallTimeToIso(wall: string, zone: string): string {
   const instant = readings.length > 0 ? Math.min(...readings) : asUtc - before;
   return new Date(instant).toISOString();
 }
+
+/**
+ * Whether the wall-clock time of `instant` in `zone` occurs twice (the hour
+ * an autumn change repeats), so that the time alone does not say which.
+ *
+ * @example wallTimeOccursTwice(Date.parse('2026-10-25T00:30:00Z'), 'Europe/Berlin') // true (02:30 CEST)
+ */
+export function wallTimeOccursTwice(instant: number, zone: string): boolean {
+  const at = Math.floor(instant / 1000) * 1000;
+  const wall = at + zoneOffsetMs(at, zone);
+  // A change near this time has its offsets a day either side.
+  const offsets = new Set([zoneOffsetMs(at - DAY_MS, zone), zoneOffsetMs(at + DAY_MS, zone)]);
+  const readings = [...offsets].filter((offset) => {
+    const candidate = wall - offset;
+    return candidate + zoneOffsetMs(candidate, zone) === wall;
+  });
+  return readings.length > 1;
+}
+
+/**
+ * The zone's short name at `instant` as people there write it (the server's
+ * handoff notices use the same): British English knows Europe's (CEST),
+ * American English America's (EDT); otherwise the offset (GMT-3).
+ */
+export function zoneAbbreviation(instant: number, zone: string): string {
+  let offset = '';
+  for (const locale of ['en-GB', 'en-US']) {
+    const name =
+      new Intl.DateTimeFormat(locale, { timeZone: zone, timeZoneName: 'short' })
+        .formatToParts(new Date(instant))
+        .find((part) => part.type === 'timeZoneName')?.value ?? '';
+    if (name !== '' && !/^(GMT|UTC)([+-]|$)/.test(name)) return name;
+    offset ||= name;
+  }
+  return offset;
+}

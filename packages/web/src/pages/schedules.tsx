@@ -5,7 +5,7 @@ import { Link } from '../router.tsx';
 import { useLive } from '../live.ts';
 import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 import { CalendarFeedPanel } from './feed.tsx';
-import { wallTimeToIso } from '../zoned-time.ts';
+import { wallTimeOccursTwice, wallTimeToIso, zoneAbbreviation } from '../zoned-time.ts';
 
 const DAY_MS = 86_400_000;
 const TIMELINE_DAYS = 14;
@@ -18,11 +18,18 @@ function wallTimeOf(instant: number, zone: string): string {
   return formatTime(new Date(instant).toISOString(), zone).replace(' ', 'T');
 }
 
-/** `Mon 2026-12-07 09:00` in `zone`. */
+/**
+ * `Mon 2026-12-07 09:00` in `zone`; with the zone's name (`Sun 2026-10-25
+ * 02:30 CEST`) when the autumn change makes that time occur twice, as the
+ * handoff notices say it: a shift or override ending in that hour is
+ * otherwise shown an hour off, or as lasting no time at all.
+ */
 function when(iso: string | undefined, zone: string): string {
   if (iso === undefined) return '';
-  const weekday = new Intl.DateTimeFormat('en', { timeZone: zone, weekday: 'short' }).format(new Date(iso));
-  return `${weekday} ${formatTime(iso, zone)}`;
+  const instant = new Date(iso).getTime();
+  const weekday = new Intl.DateTimeFormat('en', { timeZone: zone, weekday: 'short' }).format(instant);
+  const text = `${weekday} ${formatTime(iso, zone)}`;
+  return wallTimeOccursTwice(instant, zone) ? `${text} ${zoneAbbreviation(instant, zone)}` : text;
 }
 
 function knownZones(): string[] {
