@@ -16,7 +16,7 @@ import { pagingBackgroundJobs } from './services/paging/jobs.ts';
 import { isBootstrapped } from './services/bootstrap.ts';
 import { adminRecover, ADMIN_RECOVER_HELP, ADMIN_RECOVER_USAGE } from './cli/admin-recover.ts';
 import { bootstrapInstructions } from './cli/bootstrap-instructions.ts';
-import { BootstrapTokenUnavailable } from './auth/bootstrap-token.ts';
+import { bootstrapTokenSource, BootstrapTokenUnavailable } from './auth/bootstrap-token.ts';
 import { VERSION } from './version.ts';
 
 const HELP = `terdut-server ${VERSION}: on-call and incident manager for Prometheus teams
@@ -201,12 +201,17 @@ async function serve(config: Config): Promise<number> {
     // Not a start-up error: the file is re-read at every use, and a mounted
     // Secret may appear after the pod starts. But whoever pastes the curl
     // line now would get a 503, so say why here, where they look first.
-    const tokenUnreadable = await app.services.bootstrap.tokenSource.current().then(
-      () => undefined,
-      (error: unknown) => (error instanceof BootstrapTokenUnavailable ? error.message : undefined),
-    );
-    if (tokenUnreadable !== undefined) {
-      logger.warn(`${tokenUnreadable}; POST /api/bootstrap answers 503 until it can be read`);
+    // (A source of its own: the service shows where its token comes from, never the token.)
+    if (config.bootstrapTokenFile !== undefined) {
+      const unreadable = await bootstrapTokenSource(config)
+        .current()
+        .then(
+          () => undefined,
+          (error: unknown) => (error instanceof BootstrapTokenUnavailable ? error.message : undefined),
+        );
+      if (unreadable !== undefined) {
+        logger.warn(`${unreadable}; POST /api/bootstrap answers 503 until it can be read`);
+      }
     }
   }
   return new Promise<number>((resolve) => app.server.once('close', () => resolve(0)));
