@@ -524,10 +524,12 @@ function asKnownOccurrence(stored: AlertRow, incoming: AlertState, now: Date): A
   if (incoming.starts_at.getTime() >= knownStart) return incoming;
   const endedSinceKnownStart =
     incoming.status === 'resolved' && incoming.ends_at !== null && incoming.ends_at.getTime() > knownStart;
+  // A notification of an older occurrence was made before the known one
+  // began, so it arrives within the window of the known one's first receipt.
+  // Whatever the stored state, classify then rules as for the same start (a
+  // firing after Alertmanager's resolve is a late duplicate within the window).
   const firesLongKnown =
-    incoming.status === 'firing' &&
-    (stored.status === 'firing' || stored.resolution_source === 'expiry') &&
-    now.getTime() - stored.received_at.getTime() > LATE_DUPLICATE_WINDOW_MS;
+    incoming.status === 'firing' && now.getTime() - stored.received_at.getTime() > LATE_DUPLICATE_WINDOW_MS;
   return endedSinceKnownStart || firesLongKnown ? { ...incoming, starts_at: stored.starts_at } : incoming;
 }
 

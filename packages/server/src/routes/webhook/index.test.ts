@@ -492,6 +492,15 @@ forEachDatabase('alert intake (POST /api/webhook/alertmanager)', (database) => {
       ['alert_added', 'alert_resolved'],
     );
     assert.equal((await incidentsOfGroup(groupKey)).length, 1);
+
+    // Alertmanager resolved it; firing with that start soon after is a late duplicate, later it fires again.
+    clock.advance(5 * 60_000);
+    const late = await post(notification({ groupKey, alerts: [firingAlert(spec(earlier))] }));
+    assert.equal('incident_id' in late.body, false, 'within 10 minutes of the resolve: a late duplicate');
+    clock.advance(6 * 60_000);
+    const again = await post(notification({ groupKey, alerts: [firingAlert(spec(earlier))] }));
+    assert.equal(typeof again.body.incident_id, 'number', 'eleven minutes after the resolve it fires again');
+    assert.notEqual(again.body.incident_id, id);
   });
 
   test("a group key that names a missed heartbeat's incident is refused, so no notification can join or resolve it", async () => {
