@@ -106,8 +106,13 @@ export type { RotationInput } from '@terdut/contract';
 /** The highest `layer` a request may give (the contract's RotationInputSchema). */
 const MAX_LAYER = 1000;
 
-/** How many days (of the schedule's calendar, and of 24 hours) `on-call` looks back for `since`. */
+/**
+ * How many days (of the schedule's calendar, and of 24 hours) `on-call` looks
+ * back for `since` first; when the shift began before that (a two-week or
+ * monthly rotation), it looks further, up to `LONGEST_LOOK_BACK_DAYS`.
+ */
 export const LOOK_BACK_DAYS = 7;
+export const LONGEST_LOOK_BACK_DAYS = 62;
 /** How far `on-call` looks for the next change and `now` for the one after it. */
 export const LOOK_AHEAD_DAYS = 62;
 /** Longest window `timeline`, `overrides` and the day API compute in one request. */
@@ -423,15 +428,25 @@ export class SchedulesService {
     // ending at a handoff time the spring change skips (02:30 -> 03:30) a
     // week and an hour of wall time; a week before a time just after a gap
     // falls in the gap, which reads as after it. Each must have its start found.
-    const lookBack = Math.min(
+    // A shift that began before that (two-week and monthly rotations, long
+    // overrides) is looked for further back, so that it too says since when.
+    const longest = atMs - LONGEST_LOOK_BACK_DAYS * DAY_MS;
+    let lookBack = Math.min(
       atMs - LOOK_BACK_DAYS * DAY_MS,
       localDaysBefore(atMs, schedule.time_zone, LOOK_BACK_DAYS),
     );
-    const segments = await this.#timeline(db, schedule, lookBack, atMs + LOOK_AHEAD_DAYS * DAY_MS);
-    const intervals = personIntervals(
-      segments.map((s) => ({ ...s, start: s.start.getTime(), end: s.end.getTime() })),
-    );
-    const index = intervals.findIndex((interval) => interval.start <= atMs && atMs < interval.end);
+    let segments: TimelineSegment[];
+    let intervals: ReturnType<typeof personIntervals>;
+    let index: number;
+    for (;;) {
+      segments = await this.#timeline(db, schedule, lookBack, atMs + LOOK_AHEAD_DAYS * DAY_MS);
+      intervals = personIntervals(
+        segments.map((s) => ({ ...s, start: s.start.getTime(), end: s.end.getTime() })),
+      );
+      index = intervals.findIndex((interval) => interval.start <= atMs && atMs < interval.end);
+      if (index > 0 || lookBack <= longest) break;
+      lookBack = Math.max(longest, atMs - 3 * (atMs - lookBack));
+    }
     const segment = segments.find((s) => s.start.getTime() <= atMs && atMs < s.end.getTime())!;
     const interval = intervals[index]!;
     const isFirst = index === 0;

@@ -142,6 +142,42 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     );
   });
 
+  test('in the second week of a two-week shift, and a month into a monthly one, on-call says since when', async () => {
+    const schedule = await call('POST', '/api/schedules', { name: 'Fortnights', time_zone: 'Europe/Berlin' });
+    const id = schedule.body.id as number;
+    const rotation = await call('POST', `/api/schedules/${id}/rotations`, {
+      name: 'Two weeks',
+      participant_ids: [alice.id, bob.id],
+      shift_length: 2,
+      shift_unit: 'weeks',
+      start_date: '2026-03-16',
+      handoff_time: '09:00',
+    });
+    assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+    // Thursday 26 March: alice's fortnight began Monday 16 March, 10 days before.
+    const now = await call('GET', `/api/schedules/${id}/now`, undefined, alice);
+    assert.equal(now.body.now.username, 'alice');
+    assert.equal(now.body.now.since, '2026-03-16T08:00:00.000Z'); // 09:00 CET
+    assert.equal(now.body.now.until, '2026-03-30T07:00:00.000Z'); // 09:00 CEST
+    const monthly = await call('POST', '/api/schedules', { name: 'Months', time_zone: 'Europe/Berlin' });
+    await call('POST', `/api/schedules/${monthly.body.id}/rotations`, {
+      name: 'Thirty days',
+      participant_ids: [carol.id, bob.id],
+      shift_length: 30,
+      shift_unit: 'days',
+      start_date: '2026-03-01',
+      handoff_time: '09:00',
+    });
+    const at = await call('GET', `/api/schedules/${monthly.body.id}/on-call?at=2026-03-30T12:00:00Z`);
+    assert.equal(at.body.username, 'carol');
+    assert.equal(at.body.since, '2026-03-01T08:00:00.000Z');
+    assert.equal(at.body.until, '2026-03-31T07:00:00.000Z'); // 09:00 CEST
+    // The tests below count every schedule's handoffs and shifts.
+    for (const gone of [id, monthly.body.id]) {
+      assert.equal((await call('DELETE', `/api/schedules/${gone}`)).status, 204);
+    }
+  });
+
   test('overrides are listed by when they start, whatever order they were added in', async () => {
     const created = await call('POST', '/api/schedules', { name: 'Override order', time_zone: 'UTC' });
     const id = created.body.id;
