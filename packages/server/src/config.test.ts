@@ -53,3 +53,19 @@ test('a statement timeout or paging poll interval longer than timers take is ref
     }),
   );
 });
+
+test('a TERDUT_SMTP_FROM that is no email address stops start-up naming it; an address with a name passes', () => {
+  for (const from of ['terdut', 'terdut@', 'terdut <terdut>', 'on call@example.com']) {
+    assert.throws(
+      () => loadConfig({ TERDUT_SMTP_URL: 'smtp://mail.example.com:25', TERDUT_SMTP_FROM: from }),
+      (error: Error) =>
+        error instanceof ConfigError && error.message.startsWith(`TERDUT_SMTP_FROM="${from}"`),
+    );
+  }
+  for (const from of ['terdut@example.com', 'terdut <pager@example.com>', '"On call" <pager@example.com>']) {
+    assert.equal(
+      loadConfig({ TERDUT_SMTP_URL: 'smtp://mail.example.com:25', TERDUT_SMTP_FROM: from }).paging.smtp?.from,
+      from,
+    );
+  }
+});

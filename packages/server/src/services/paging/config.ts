@@ -93,6 +93,13 @@ export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
         'TERDUT_SMTP_FROM is required with TERDUT_SMTP_URL; set it to an address like terdut@example.com',
       );
     }
+    // Checked now: mail servers refuse a sender that is no address (501, 553)
+    // as a permanent failure, so every email page failed, each one at its hour.
+    if (!/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/.test(from)) {
+      throw new ConfigError(
+        `TERDUT_SMTP_FROM="${from}" is not an email address; use terdut@example.com or "terdut <terdut@example.com>"`,
+      );
+    }
     const passwordFile = text('TERDUT_SMTP_PASSWORD_FILE');
     let password: string | undefined;
     if (passwordFile !== undefined) {
