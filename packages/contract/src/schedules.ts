@@ -148,7 +148,7 @@ export const OnCallSchema = Type.Object(
     rotation_id: Type.Optional(Type.Integer()),
     rotation: Type.Optional(Type.String()),
     override_id: Type.Optional(Type.Integer()),
-    since: Type.Optional({ ...Instant, description: 'since when (looking back at most 7 days)' }),
+    since: Type.Optional({ ...Instant, description: 'since when (looking back at most 62 days)' }),
     until: Type.Optional({ ...Instant, description: 'when it changes next (looking ahead at most 62 days)' }),
   },
   { title: 'OnCall', description: 'Who is on call at one instant; no user_id means nobody' },
