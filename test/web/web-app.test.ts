@@ -541,6 +541,12 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await focusIsOn('Cancel');
       await page.keyboard.press('Enter');
       await focusIsOn('Resolve');
+      // Escape backs out of the question too, the focus back on Resolve.
+      await page.keyboard.press('Enter');
+      await focusIsOn('Cancel');
+      await page.keyboard.press('Escape');
+      await focusIsOn('Resolve');
+      assert.equal(await page.getByText('Resolving is final').count(), 0);
       await page.keyboard.press('Enter');
       await page.getByText('Resolving is final').waitFor();
       assert.equal((await incident(id)).status, 'triggered', 'nothing happens before the confirmation');

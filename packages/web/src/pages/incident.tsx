@@ -249,7 +249,15 @@ function Actions(props: {
         </span>
       )}
       {confirming ? (
-        <span class="confirm" role="group" aria-label="Confirm resolving">
+        <span
+          class="confirm"
+          role="group"
+          aria-label="Confirm resolving"
+          // Escape backs out, as it does of any question a page asks.
+          onKeyDown={(event) => {
+            if (event.key === 'Escape') setConfirming(false);
+          }}
+        >
           <span>Resolving is final: the incident cannot be reopened.</span>
           <button
             class="danger"
