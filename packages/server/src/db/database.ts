@@ -428,14 +428,17 @@ class PostgresListeners {
  * `uselibpqcompat=true`, so a DATABASE_URL with `sslmode=require` (the
  * operator's default for a Zalando cluster, whose certificate is self-signed)
  * could not connect, and every start printed a SECURITY WARNING about it.
- * A URL that says `uselibpqcompat` itself, or cannot be parsed, is left alone.
+ * A URL that says `uselibpqcompat` itself, or cannot be parsed, is left alone,
+ * and so is node-postgres's own `sslmode=no-verify`.
  *
  * @example withLibpqSslModes('postgres://db/app?sslmode=require') // '…?sslmode=require&uselibpqcompat=true'
  */
 export function withLibpqSslModes(url: string): string {
   if (!URL.canParse(url)) return url;
   const parsed = new URL(url);
-  if (!parsed.searchParams.has('sslmode') || parsed.searchParams.has('uselibpqcompat')) return url;
+  const sslmode = parsed.searchParams.get('sslmode');
+  // `no-verify` is node-postgres's own mode (encrypt, check nothing), which libpq does not know.
+  if (sslmode === null || sslmode === 'no-verify' || parsed.searchParams.has('uselibpqcompat')) return url;
   parsed.searchParams.set('uselibpqcompat', 'true');
   return parsed.toString();
 }
