@@ -223,6 +223,38 @@ for (const kind of ['pglite', 'postgres'] as const) {
       assert.deepEqual(feedRequests, [], 'the queue counts from the incidents, not from the alert feed');
     });
 
+    test('an incident whose alert resolved while it was snoozed says resolved, not snoozed', async () => {
+      const groupKey = `snoozed-then-resolved-${kind}-${Date.now()}`;
+      const alert = { name: 'ResolvedWhileSnoozed', startsAt: new Date(Date.now() - 60_000).toISOString() };
+      const opened = await stack.api(
+        'POST',
+        '/api/webhook/alertmanager',
+        notification({ groupKey, alerts: [firingAlert(alert)] }),
+      );
+      const id = opened.body.incident_id as number;
+      assert.equal((await stack.api('POST', `/api/incidents/${id}/snooze`, { duration: '2h' })).status, 200);
+      await stack.api(
+        'POST',
+        '/api/webhook/alertmanager',
+        notification({ groupKey, alerts: [resolvedAlert(alert)] }),
+      );
+      const stored = await incident(id);
+      assert.equal(stored.status, 'resolved');
+      assert.ok(stored.snoozed_until, 'the snooze it had is still on record');
+
+      const page = await newPage({ as: 'admin' });
+      await page.goto(`${stack.url}/incidents/${id}`);
+      await page.getByRole('button', { name: 'Archive', exact: true }).waitFor();
+      const header = page.locator('main');
+      await header.locator('.badge.status-resolved').first().waitFor();
+      assert.equal(await header.locator('.badge.status-snoozed').count(), 0);
+      assert.equal(await page.getByText(/snoozed until/).count(), 0);
+      await page.goto(`${stack.url}/?filter=resolved`);
+      const row = page.locator(`[data-incident="${id}"]`);
+      await row.getByText('resolved', { exact: true }).waitFor();
+      assert.equal(await row.getByText('snoozed', { exact: true }).count(), 0);
+    });
+
     test('acknowledge and assign from the queue, with the mouse and with the keyboard', async () => {
       const page = await newPage({ as: 'admin' });
       const first = await fireAlert('AckFromQueue');

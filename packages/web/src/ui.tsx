@@ -2,6 +2,7 @@
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
+import type { Incident } from '@terdut/client';
 import { errorText, type Me, type ServerInfo } from './api.ts';
 
 export interface Session {
@@ -177,6 +178,19 @@ export const SEVERITY_RANK: Record<string, number> = { critical: 0, error: 1, wa
 export function SeverityBadge(props: { severity: string | undefined }) {
   const severity = props.severity ?? 'none';
   return <span class={`badge sev-${severity}`}>{severity}</span>;
+}
+
+/**
+ * Whether a snooze holds the incident now. A resolved incident keeps the
+ * `snoozed_until` it had (an alert resolving within a snooze resolves it),
+ * but nothing is held any more: it is resolved, not snoozed.
+ */
+export function isSnoozed(incident: Incident): boolean {
+  return (
+    incident.status !== 'resolved' &&
+    incident.snoozed_until !== undefined &&
+    new Date(incident.snoozed_until).getTime() > Date.now()
+  );
 }
 
 export function StatusBadge(props: { status: string; snoozed?: boolean; archived?: boolean }) {

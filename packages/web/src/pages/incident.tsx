@@ -7,6 +7,7 @@ import { readSession, removeSession, removeSessionPrefixed, writeSession } from 
 import {
   ErrorNote,
   formatTime,
+  isSnoozed,
   Page,
   SeverityBadge,
   SNOOZE_CHOICES,
@@ -161,10 +162,6 @@ export function IncidentPage(props: { id: number }) {
       />
     </Page>
   );
-}
-
-function isSnoozed(incident: Incident): boolean {
-  return incident.snoozed_until !== undefined && new Date(incident.snoozed_until).getTime() > Date.now();
 }
 
 function Actions(props: {

@@ -8,6 +8,7 @@ import { PagingWarning } from './paging.tsx';
 import {
   age,
   ErrorNote,
+  isSnoozed,
   LoadingNote,
   Page,
   SEVERITY_RANK,
@@ -202,9 +203,7 @@ export function QueuePage() {
               <SeverityBadge severity={incident.severity} />
               <StatusBadge
                 status={incident.status}
-                snoozed={
-                  incident.snoozed_until !== undefined && incident.snoozed_until > new Date().toISOString()
-                }
+                snoozed={isSnoozed(incident)}
                 archived={incident.archived_at !== undefined}
               />
               <Link href={`/incidents/${incident.id}`} class="title">
