@@ -116,6 +116,19 @@ test('bin/terdut-server caps the heap at 512 MiB, and TERDUT_NODE_FLAGS override
   assert.ok(raised >= 2048 && raised < 2560, `heap limit ${raised} MiB`);
 });
 
+test('bin/terdut-server refuses a TERDUT_NODE_FLAGS that Node refuses, naming the variable, with exit code 2', () => {
+  const run = spawnSync(BIN, ['--version'], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', TERDUT_NODE_FLAGS: '--max-old-space-size=1024 --no-such-flag' },
+  });
+  assert.equal(run.status, 2, run.stderr);
+  assert.match(
+    run.stderr,
+    /^terdut-server: configuration error: TERDUT_NODE_FLAGS="--max-old-space-size=1024 --no-such-flag" holds a flag Node refuses \(.*bad option: --no-such-flag\); correct it or unset it/m,
+  );
+  assert.equal(run.stdout, '');
+});
+
 test("bin/terdut-server sets glibc's allocator for a small resident set, unless the environment says otherwise", () => {
   const environ = (pid: number) =>
     new Map(
