@@ -98,14 +98,19 @@ export function alertmanagerConfig(options: StartAlertmanagerOptions): string {
  * `stop()`, or by the watchdog if this process dies first.
  */
 export async function startAlertmanager(options: StartAlertmanagerOptions): Promise<RunningAlertmanager> {
-  return retryOnPortConflict(() => startAlertmanagerOnce(options));
+  return startAlertmanagerWithConfig(alertmanagerConfig(options));
 }
 
-async function startAlertmanagerOnce(options: StartAlertmanagerOptions): Promise<RunningAlertmanager> {
+/** The same, with an alertmanager.yml of the caller's (a documented example, as a user would copy it). */
+export async function startAlertmanagerWithConfig(config: string): Promise<RunningAlertmanager> {
+  return retryOnPortConflict(() => startAlertmanagerOnce(config));
+}
+
+async function startAlertmanagerOnce(config: string): Promise<RunningAlertmanager> {
   const binary = peerBinary('alertmanager');
   const dir = mkdtempSync(join(tmpdir(), 'terdut-alertmanager-'));
   const configPath = join(dir, 'alertmanager.yml');
-  writeFileSync(configPath, alertmanagerConfig(options));
+  writeFileSync(configPath, config);
   const port = await freeLoopbackPort();
   const url = `http://127.0.0.1:${port}`;
   const group = new ChildProcessGroup();
