@@ -15,6 +15,11 @@ before(async () => {
       res.end(JSON.stringify({ error: 'name is taken' }));
       return;
     }
+    if (req.url === '/proxy-sign-in') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><title>Sign in to Example SSO</title>');
+      return;
+    }
     if (req.url === '/html') {
       res.writeHead(502, { 'content-type': 'text/html' });
       res.end('<html>bad gateway</html>');
@@ -49,6 +54,16 @@ test("a non-2xx answer becomes TerdutApiError with the server's message", async 
   const gateway = await http.request('GET', '/html').catch((e: unknown) => e);
   assert.ok(gateway instanceof TerdutApiError && gateway.status === 502);
   assert.equal(isTransientError(gateway), true);
+});
+
+test("a 2xx that is no JSON (a proxy's sign-in page) is a TerdutApiError saying so, not a SyntaxError", async () => {
+  const http = new HttpTransport({ baseUrl });
+  const error = await http.request('GET', '/proxy-sign-in').catch((e: unknown) => e);
+  assert.ok(error instanceof TerdutApiError, String(error));
+  assert.equal(error.status, 200);
+  assert.match(error.serverMessage, /not a JSON answer \(text\/html; charset=utf-8\): is a proxy/);
+  assert.match(error.serverMessage, /Sign in to Example SSO/);
+  assert.equal(isTransientError(error), false);
 });
 
 test('a server that does not answer in time fails with a retryable network error', async () => {

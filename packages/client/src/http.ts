@@ -131,7 +131,20 @@ export class HttpTransport {
         Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
       );
     }
-    return (text === '' ? undefined : JSON.parse(text)) as T;
+    if (text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      // A 2xx that is no JSON is not terdut's answer: a sign-in page of an authenticating proxy
+      // in front of it, a captive portal. Said as such, not as a SyntaxError from deep inside.
+      const type = response.headers.get('content-type') ?? 'no content type';
+      throw new TerdutApiError(
+        response.status,
+        `not a JSON answer (${type}): is a proxy or sign-in page in front of terdut? It began ${JSON.stringify(text.slice(0, 80))}`,
+        method,
+        path,
+      );
+    }
   }
 }
 
