@@ -107,6 +107,63 @@ describe('the paging pages [pglite]', () => {
     await assertAccessible(page, 'the escalation policies page');
   });
 
+  test('on a phone, a refused policy says which step and line is wrong beside it, the keyboard there, nothing typed lost', async () => {
+    const page = await newPage('admin', { phone: true });
+    await open(page, 'Escalation', 'Escalation policies');
+    await page.getByRole('button', { name: 'New escalation policy' }).click();
+    const form = page.getByRole('form', { name: 'New escalation policy' });
+    await form.getByLabel('Policy name').fill('First day');
+    await form.getByLabel(/Label matchers/).fill('team="web"\n\nseverity=~"critical|high');
+    await form.getByRole('button', { name: 'Add step' }).click();
+    await form.getByLabel('Step 2: all admins').uncheck();
+    await form.getByLabel('Step 2: on call').check();
+    await form.getByRole('button', { name: 'Add step' }).click();
+    await form.getByLabel(/Step 3 delay/).fill('10s');
+
+    // The server counts from 0 and skips the blank line; the screen says line 3.
+    await form.getByRole('button', { name: 'Save policy' }).click();
+    const matchers = form.getByLabel(/Label matchers/);
+    await matchers.and(page.locator(':focus')).waitFor();
+    assert.equal(await matchers.getAttribute('aria-invalid'), 'true');
+    assert.match(
+      await page.locator(`#${await matchers.getAttribute('aria-describedby')}`).innerText(),
+      /^Label matcher on line 3: value "critical\|high has no closing quote/,
+    );
+
+    await matchers.fill('team="web"\n\nseverity=~"critical|high"');
+    await form.getByRole('button', { name: 'Save policy' }).click();
+    const delay = form.getByLabel(/Step 3 delay/);
+    await delay.and(page.locator(':focus')).waitFor();
+    assert.equal(await delay.getAttribute('aria-invalid'), 'true');
+    assert.equal(await matchers.getAttribute('aria-invalid'), null, 'the mended field is no longer marked');
+    const note = page.locator(`#${await delay.getAttribute('aria-describedby')}`);
+    assert.match(await note.innerText(), /^Step 3 delay must be from 30s to 24h, got "10s"/);
+    // Beside step 3, not at the foot of the form: inside step 3's box.
+    assert.equal(
+      await form.getByRole('group', { name: 'Step 3', exact: true }).locator('p.error').count(),
+      1,
+    );
+    assert.equal(await form.getByRole('alert').count(), 1, 'the refusal is said once');
+    assert.equal(await form.getByLabel('Policy name').inputValue(), 'First day');
+    assert.equal(await form.getByLabel('Step 2: on call').isChecked(), true);
+    await assertNoHorizontalScroll(page, 'the policy editor with a refusal on a phone');
+
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('5m');
+    await page.keyboard.press('Enter');
+    await form.waitFor({ state: 'detached' });
+    const saved = (await stack.api('GET', '/api/escalation-policies')).body.find(
+      (policy: { name: string }) => policy.name === 'First day',
+    );
+    assert.deepEqual(saved.matchers, ['team="web"', 'severity=~"critical|high"']);
+    assert.deepEqual(saved.steps, [
+      { delay: '0s', targets: [{ type: 'on_call' }] },
+      { delay: '5m', targets: [{ type: 'on_call' }] },
+      { delay: '5m', targets: [{ type: 'admins' }] },
+    ]);
+    await stack.api('DELETE', `/api/escalation-policies/${saved.id}`);
+  });
+
   test('on the Me page I add an ntfy topic and a test message reaches it', async () => {
     const page = await newPage('admin');
     await open(page, 'Me', 'Me: admin');

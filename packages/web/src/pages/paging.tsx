@@ -317,6 +317,62 @@ export function EscalationPoliciesPage() {
   );
 }
 
+/**
+ * A refusal that names one of the policy editor's fields (`field "steps.2.delay" must be …`), said
+ * in the editor's words (`Step 3 delay must be …`) and keyed by the field it goes beside; undefined
+ * for any other refusal. The server counts steps and matchers from 0 and skips blank matcher lines;
+ * the screen counts steps from 1 and the textarea's lines as they stand.
+ */
+export function policyFieldError(
+  message: string,
+  matcherText: string,
+): { field: string; text: string } | undefined {
+  const match =
+    /^field "(name|matchers|steps|repeat|repeat_delay)(?:\.(\d+))?(?:\.(delay|targets))?[^"]*"(.*)$/s.exec(
+      message,
+    );
+  if (!match) return undefined;
+  const [, top, index, part, rest] = match as unknown as [
+    string,
+    string,
+    string | undefined,
+    string | undefined,
+    string,
+  ];
+  const at = index === undefined ? undefined : Number(index);
+  if (top === 'name') return { field: 'name', text: `Policy name${rest}` };
+  if (top === 'repeat') return { field: 'repeat', text: `Repeat count${rest}` };
+  if (top === 'repeat_delay') return { field: 'repeat_delay', text: `Repeat delay${rest}` };
+  if (top === 'matchers') {
+    if (at === undefined) return { field: 'matchers', text: `Label matchers${rest}` };
+    const written = matcherText.split('\n').map((line, number) => ({ line, number }));
+    const line = written.filter(({ line }) => line.trim() !== '')[at]?.number;
+    return {
+      field: 'matchers',
+      text:
+        line === undefined ? `Label matcher ${at + 1}${rest}` : `Label matcher on line ${line + 1}${rest}`,
+    };
+  }
+  if (at === undefined || part === undefined) return undefined;
+  return {
+    field: `steps.${at}.${part}`,
+    text: `Step ${at + 1} ${part === 'delay' ? 'delay' : 'targets'}${rest}`,
+  };
+}
+
+/** The id of a policy editor field's input (one editor is open at a time). */
+const policyFieldId = (field: string) => `policy-${field.replaceAll('.', '-')}`;
+
+/** A refusal beside the field it is about; the field points at it (aria-describedby). */
+function FieldError(props: { field: string; error: { field: string; text: string } | undefined }) {
+  if (props.error?.field !== props.field) return null;
+  return (
+    <p class="error" role="alert" id={`${policyFieldId(props.field)}-error`}>
+      {props.error.text}
+    </p>
+  );
+}
+
 function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Person[]; onDone: () => void }) {
   const { policy } = props;
   const [name, setName] = useState(policy?.name ?? '');
@@ -329,6 +385,22 @@ function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Per
   const [notifyOnResolve, setNotifyOnResolve] = useState(policy?.notify_on_resolve ?? true);
   const [isDefault, setIsDefault] = useState(policy?.default ?? false);
   const action = useAction();
+  const fieldError = action.error === undefined ? undefined : policyFieldError(action.error, matchers);
+  /** What a field carries so a refusal about it is announced with it and it reads as invalid. */
+  const invalidIf = (field: string) =>
+    fieldError?.field === field
+      ? { 'aria-invalid': true as const, 'aria-describedby': `${policyFieldId(field)}-error` }
+      : {};
+  // A refused save puts the keyboard on the field the refusal names: the Save button was disabled
+  // while the request ran, which took the focus from it, and the field may be far above.
+  useEffect(() => {
+    if (fieldError === undefined) return;
+    const element = document.getElementById(policyFieldId(fieldError.field));
+    (element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement
+      ? element
+      : element?.querySelector('input')
+    )?.focus();
+  }, [action.error]);
 
   const setStep = (index: number, step: PolicyStep) =>
     setSteps(steps.map((old, at) => (at === index ? step : old)));
@@ -376,17 +448,27 @@ function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Per
       <h2>{heading}</h2>
       <label>
         Policy name
-        <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        <input
+          required
+          id={policyFieldId('name')}
+          {...invalidIf('name')}
+          value={name}
+          onInput={(event) => setName(event.currentTarget.value)}
+        />
       </label>
+      <FieldError field="name" error={fieldError} />
       <label>
         Label matchers, one a line (all must match; none: only as the default)
         <textarea
           rows={2}
           placeholder={'severity=~"critical|high"'}
+          id={policyFieldId('matchers')}
+          {...invalidIf('matchers')}
           value={matchers}
           onInput={(event) => setMatchers(event.currentTarget.value)}
         />
       </label>
+      <FieldError field="matchers" error={fieldError} />
       {steps.map((step, index) => (
         <fieldset key={index}>
           <legend>Step {index + 1}</legend>
@@ -394,11 +476,20 @@ function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Per
             Step {index + 1} delay ({index === 0 ? 'after the incident opens' : 'after the previous step'})
             <input
               required
+              id={policyFieldId(`steps.${index}.delay`)}
+              {...invalidIf(`steps.${index}.delay`)}
               value={step.delay}
               onInput={(event) => setStep(index, { ...step, delay: event.currentTarget.value })}
             />
           </label>
-          <div class="inline-form" role="group" aria-label={`Step ${index + 1} targets`}>
+          <FieldError field={`steps.${index}.delay`} error={fieldError} />
+          <div
+            class="inline-form"
+            role="group"
+            aria-label={`Step ${index + 1} targets`}
+            id={policyFieldId(`steps.${index}.targets`)}
+            {...invalidIf(`steps.${index}.targets`)}
+          >
             <label class="inline">
               <input
                 type="checkbox"
@@ -428,6 +519,7 @@ function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Per
               </label>
             ))}
           </div>
+          <FieldError field={`steps.${index}.targets`} error={fieldError} />
           {steps.length > 1 && (
             <button
               type="button"
@@ -455,6 +547,8 @@ function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Per
             min={0}
             max={100}
             style="width: 5rem"
+            id={policyFieldId('repeat')}
+            {...invalidIf('repeat')}
             value={repeat}
             onInput={(event) => setRepeat(event.currentTarget.value)}
           />
@@ -463,11 +557,15 @@ function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Per
           Repeat delay
           <input
             style="width: 6rem"
+            id={policyFieldId('repeat_delay')}
+            {...invalidIf('repeat_delay')}
             value={repeatDelay}
             onInput={(event) => setRepeatDelay(event.currentTarget.value)}
           />
         </label>
       </div>
+      <FieldError field="repeat" error={fieldError} />
+      <FieldError field="repeat_delay" error={fieldError} />
       <label class="inline">
         <input
           type="checkbox"
@@ -484,7 +582,7 @@ function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Per
         />
         Default policy (for incidents no other policy matches)
       </label>
-      <ErrorNote error={action.error} />
+      {fieldError === undefined && <ErrorNote error={action.error} />}
       <div class="row-actions">
         <button type="submit" class="primary" disabled={action.busy}>
           Save policy
