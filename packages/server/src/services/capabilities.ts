@@ -1,8 +1,7 @@
-import { createHmac } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { readSignedValue, signValue } from '../auth/signed-values.ts';
-import { readInstanceSecret } from '../repositories/instance-secrets.ts';
+import { keptInstanceSecret, purposeKey } from '../repositories/instance-secrets.ts';
 import type { CapabilityAction } from '../http/route-auth.ts';
 
 /**
@@ -27,13 +26,15 @@ interface SignedCapability {
 
 /** Issues and verifies capability tokens with a key derived from the instance's signing secret. */
 export class CapabilityService {
-  readonly #db: Database;
   readonly #clock: Clock;
-  #key: Promise<string> | undefined;
+  // Derived, so a capability can never pass as an OIDC flow cookie signed with the same secret.
+  readonly #signingKey: () => Promise<string>;
 
   constructor(deps: { db: Database; clock: Clock }) {
-    this.#db = deps.db;
     this.#clock = deps.clock;
+    this.#signingKey = keptInstanceSecret(deps.db, 'cookie_signing', (secret) =>
+      purposeKey(secret, 'terdut capability v1'),
+    );
   }
 
   /** A token for `capability` (the paging work calls this when it sends a page). */
@@ -57,16 +58,5 @@ export class CapabilityService {
     }
     if (e <= this.#clock.now().getTime()) return undefined;
     return { action: a, incidentId: i!, userId: u!, expiresAt: new Date(e) };
-  }
-
-  // Derived, so a capability can never pass as an OIDC flow cookie signed with the same secret.
-  #signingKey(): Promise<string> {
-    this.#key ??= readInstanceSecret(this.#db, 'cookie_signing')
-      .then((secret) => createHmac('sha256', secret).update('terdut capability v1').digest('base64url'))
-      .catch((error: unknown) => {
-        this.#key = undefined;
-        throw error;
-      });
-    return this.#key;
   }
 }

@@ -1,8 +1,8 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { readSignedValue, signValue } from '../auth/signed-values.ts';
-import { readInstanceSecret } from '../repositories/instance-secrets.ts';
+import { keptInstanceSecret, purposeKey } from '../repositories/instance-secrets.ts';
 
 /** How long a browser stays known after its last successful password sign-in. */
 export const KNOWN_DEVICE_TTL_MS = 90 * 24 * 3_600_000;
@@ -29,13 +29,15 @@ interface KnownDeviceValue {
  * is checked as always.
  */
 export class KnownDevices {
-  readonly #db: Database;
   readonly #clock: Clock;
-  #key: Promise<string> | undefined;
+  // Derived, so a device cookie never passes for an OIDC flow cookie or a capability.
+  readonly #signingKey: () => Promise<string>;
 
   constructor(deps: { db: Database; clock: Clock }) {
-    this.#db = deps.db;
     this.#clock = deps.clock;
+    this.#signingKey = keptInstanceSecret(deps.db, 'cookie_signing', (secret) =>
+      purposeKey(secret, 'terdut known device v1'),
+    );
   }
 
   /** The id of the browser behind `cookie` when it is genuine, unexpired and for `username`; else undefined. */
@@ -56,17 +58,6 @@ export class KnownDevices {
       e: this.#clock.now().getTime() + KNOWN_DEVICE_TTL_MS,
     };
     return signValue(value, await this.#signingKey());
-  }
-
-  // Derived, so a device cookie never passes for an OIDC flow cookie or a capability.
-  #signingKey(): Promise<string> {
-    this.#key ??= readInstanceSecret(this.#db, 'cookie_signing')
-      .then((secret) => createHmac('sha256', secret).update('terdut known device v1').digest('base64url'))
-      .catch((error: unknown) => {
-        this.#key = undefined;
-        throw error;
-      });
-    return this.#key;
   }
 }
 

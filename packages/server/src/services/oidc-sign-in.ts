@@ -13,7 +13,7 @@ import {
 import { ApiError, badRequest, forbidden } from '../errors.ts';
 import { requireBootstrapped } from './sign-in.ts';
 import { readSignedValue, signValue } from '../auth/signed-values.ts';
-import { readInstanceSecret } from '../repositories/instance-secrets.ts';
+import { keptInstanceSecret } from '../repositories/instance-secrets.ts';
 import { findUserByUsername, insertUser, lockLiveAdminIds, setRole } from '../repositories/users.ts';
 import {
   findLinkedUser,
@@ -54,7 +54,7 @@ export class OidcSignInService {
   readonly #bootstrap: BootstrapGate;
   readonly #relyingParty: OidcRelyingParty | undefined;
   readonly #policy: OidcPolicy | undefined;
-  #signingKey: Promise<string> | undefined;
+  readonly #key: () => Promise<string>;
 
   constructor(deps: {
     db: Database;
@@ -72,6 +72,7 @@ export class OidcSignInService {
     this.#bootstrap = deps.bootstrap;
     this.#relyingParty = deps.relyingParty;
     this.#policy = deps.policy;
+    this.#key = keptInstanceSecret(deps.db, 'cookie_signing');
   }
 
   /** Starts a sign-in: the provider URL to redirect to, and the signed flow cookie that must come back. */
@@ -237,14 +238,6 @@ export class OidcSignInService {
       throw badRequest(`the sign-in took longer than ${OIDC_FLOW_TTL_MS / 60_000} minutes; ${restart}`);
     }
     return { state: flow.state, nonce: flow.nonce, codeVerifier: flow.codeVerifier };
-  }
-
-  #key(): Promise<string> {
-    this.#signingKey ??= readInstanceSecret(this.#db, 'cookie_signing').catch((error: unknown) => {
-      this.#signingKey = undefined;
-      throw error;
-    });
-    return this.#signingKey;
   }
 
   #translate(error: unknown): unknown {

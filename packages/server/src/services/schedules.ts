@@ -9,7 +9,7 @@ import { isUniqueViolation } from '../db/unique-violation.ts';
 import { addDays, isCalendarDate } from '../calendar-date.ts';
 import { instantField } from '../instant.ts';
 import { findPersonById, findUserById } from '../repositories/users.ts';
-import { readInstanceSecret } from '../repositories/instance-secrets.ts';
+import { keptInstanceSecret } from '../repositories/instance-secrets.ts';
 import {
   deleteFeed,
   deleteOverride,
@@ -148,7 +148,8 @@ export class SchedulesService {
   readonly #audit: AuditService;
   readonly #serverZone: string;
   readonly #publicUrl: string | undefined;
-  #uidDomain: Promise<string> | undefined;
+  /** This installation's own (migration 1060): two servers' feeds never share a UID. */
+  readonly #uidDomain: () => Promise<string>;
 
   constructor(deps: {
     db: Database;
@@ -161,6 +162,7 @@ export class SchedulesService {
     this.#audit = deps.audit;
     this.#serverZone = deps.config.timezone;
     this.#publicUrl = deps.config.publicUrl?.replace(/\/+$/, '');
+    this.#uidDomain = keptInstanceSecret(deps.db, 'calendar_uid_domain', (id) => `${id}.terdut`);
   }
 
   // ---- schedules ---------------------------------------------------------
@@ -626,15 +628,7 @@ export class SchedulesService {
     const events: CalendarEvent[] = [];
     const scheduleIds =
       feed.schedule_id !== null ? [feed.schedule_id] : await schedulesOfPerson(this.#db, feed.user_id!);
-    // This installation's own (migration 1060): two servers' feeds never share a UID.
-    this.#uidDomain ??= readInstanceSecret(this.#db, 'calendar_uid_domain').then(
-      (id) => `${id}.terdut`,
-      (error: unknown) => {
-        this.#uidDomain = undefined;
-        throw error;
-      },
-    );
-    const uidDomain = await this.#uidDomain;
+    const uidDomain = await this.#uidDomain();
     let calendarName = '';
     let zone = this.#serverZone;
     for (const scheduleId of scheduleIds) {

@@ -11,7 +11,7 @@ import { dummyPasswordHash, verifyPassword } from '../auth/password-hash.ts';
 import { findPasswordHolderByUsername } from '../repositories/passwords.ts';
 import { findUserById, type UserRow } from '../repositories/users.ts';
 import { isUsername } from './user-fields.ts';
-import { readInstanceSecret } from '../repositories/instance-secrets.ts';
+import { keptInstanceSecret, purposeKey } from '../repositories/instance-secrets.ts';
 
 /** The answer every sign-in gives before the instance is bootstrapped (bootstrap-protocol.md). */
 export const NOT_SET_UP_MESSAGE = 'this server has not been set up yet';
@@ -29,7 +29,7 @@ export class SignInService {
   readonly #audit: AuditService;
   readonly #bootstrap: BootstrapGate;
   readonly #knownDevices: KnownDevices;
-  #typedNameKey: Promise<string> | undefined;
+  readonly #typedNameKey: () => Promise<string>;
 
   constructor(deps: {
     db: Database;
@@ -45,6 +45,9 @@ export class SignInService {
     this.#audit = deps.audit;
     this.#bootstrap = deps.bootstrap;
     this.#knownDevices = new KnownDevices(deps);
+    this.#typedNameKey = keptInstanceSecret(deps.db, 'cookie_signing', (secret) =>
+      purposeKey(secret, 'terdut typed usernames v1'),
+    );
   }
 
   /**
@@ -126,13 +129,7 @@ export class SignInService {
    * the username field) against it, as a plain SHA-256 would let them.
    */
   async #typedNameDigest(typed: string): Promise<string> {
-    this.#typedNameKey ??= readInstanceSecret(this.#db, 'cookie_signing')
-      .then((secret) => createHmac('sha256', secret).update('terdut typed usernames v1').digest('base64url'))
-      .catch((error: unknown) => {
-        this.#typedNameKey = undefined;
-        throw error;
-      });
-    const key = await this.#typedNameKey;
+    const key = await this.#typedNameKey();
     return createHmac('sha256', key).update(typed.toLowerCase(), 'utf8').digest('hex').slice(0, 16);
   }
 }

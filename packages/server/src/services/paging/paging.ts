@@ -60,7 +60,7 @@ import {
   findHandoffNotice,
   type NewHandoffNotice,
 } from '../../repositories/handoff-notices.ts';
-import { readInstanceSecret } from '../../repositories/instance-secrets.ts';
+import { keptInstanceSecret } from '../../repositories/instance-secrets.ts';
 import { listSchedules } from '../../repositories/schedules.ts';
 import { findHeartbeat } from '../../repositories/heartbeats.ts';
 import type { IncidentService } from '../incidents.ts';
@@ -125,8 +125,15 @@ export class PagingService {
   readonly #onCall: OnCallLookupFor;
   readonly #parallelEscalations: number;
   readonly #leaseRenewalMs: number;
-  #capabilityKey: Promise<string> | undefined;
-  #threadDomain: Promise<string> | undefined;
+  /** The key the Acknowledge buttons' capabilities are signed with. */
+  readonly #key: () => Promise<string>;
+  /**
+   * The right-hand side of the incident threads' msg-ids: this installation's
+   * own (migration 1060, which calendar UIDs use for the same reason), so
+   * incident 12 of staging and incident 12 of production, mailed to one
+   * inbox, never share a thread.
+   */
+  readonly #emailThreadDomain: () => Promise<string>;
   /**
    * The poll's escalation passes and the wakes' take turns: side by side in
    * an alert storm, both walked the same due escalations in the same order,
@@ -159,6 +166,8 @@ export class PagingService {
     // PGlite is one connection: its transactions take turns anyway.
     this.#parallelEscalations = deps.db.kind === 'pglite' ? 1 : PARALLEL_ESCALATIONS;
     this.#leaseRenewalMs = deps.leaseRenewalMs ?? LEASE_RENEWAL_MS;
+    this.#key = keptInstanceSecret(deps.db, 'paging_capability');
+    this.#emailThreadDomain = keptInstanceSecret(deps.db, 'calendar_uid_domain', (id) => `${id}.terdut`);
   }
 
   /**
@@ -921,23 +930,6 @@ export class PagingService {
     return { ...message, emailThread: `<incident-${incident.id}@${await this.#emailThreadDomain()}>` };
   }
 
-  /**
-   * The right-hand side of the incident threads' msg-ids: this installation's
-   * own (migration 1060, which calendar UIDs use for the same reason), so
-   * incident 12 of staging and incident 12 of production, mailed to one
-   * inbox, never share a thread.
-   */
-  #emailThreadDomain(): Promise<string> {
-    this.#threadDomain ??= readInstanceSecret(this.#db, 'calendar_uid_domain').then(
-      (id) => `${id}.terdut`,
-      (error: unknown) => {
-        this.#threadDomain = undefined;
-        throw error;
-      },
-    );
-    return this.#threadDomain;
-  }
-
   async #recordSuccess(
     delivery: PageDeliveryRow,
     incident: IncidentRow | undefined,
@@ -1077,14 +1069,6 @@ export class PagingService {
     if (escalation.due_at === null || escalation.due_at <= now) return;
     if (await stepHasLiveDelivery(tx, delivery)) return;
     await updateEscalation(tx, delivery.incident_id, { due_at: now }, now);
-  }
-
-  #key(): Promise<string> {
-    this.#capabilityKey ??= readInstanceSecret(this.#db, 'paging_capability').catch((error: unknown) => {
-      this.#capabilityKey = undefined;
-      throw error;
-    });
-    return this.#capabilityKey;
   }
 }
 
