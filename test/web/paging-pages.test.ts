@@ -199,6 +199,51 @@ describe('the paging pages [pglite]', () => {
     await assertAccessible(page, 'the Me page with a contact method');
   });
 
+  test("on a phone, a member's contact methods without a name have buttons that say which one they act on", async () => {
+    const page = await newPage('mia', { phone: true });
+    const questions: string[] = [];
+    page.on('dialog', (dialog) => questions.push(dialog.message()));
+    await open(page, 'Me', 'Me: mia');
+    const form = page.getByRole('form', { name: 'Add a contact method' });
+    // The longest topic there is, and no name: the name is optional.
+    const topic = `mia-${'x'.repeat(55)}-0042`;
+    await form.getByLabel('ntfy topic').fill(topic);
+    await form.getByRole('button', { name: 'Add contact method' }).click();
+    await page.getByRole('button', { name: `Test ${topic}` }).waitFor();
+    await form.getByLabel('Kind').selectOption('webhook');
+    await form.getByRole('textbox', { name: 'Webhook URL' }).fill('http://127.0.0.1:9/hooks/terdut');
+    await form.getByRole('button', { name: 'Add contact method' }).click();
+    assert.match(
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Signing secret/ })
+        .innerText(),
+      /^Signing secret of webhook to 127\.0\.0\.1:9 \(X-Terdut-Signature\)/,
+    );
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('button', { name: 'Test webhook to 127.0.0.1:9' }).waitFor();
+    await assertNoHorizontalScroll(page, 'the Me page with a 64-character topic on a phone');
+
+    await page.getByRole('button', { name: `Test ${topic}` }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Delivered/ })
+      .waitFor();
+    assert.equal((await pollTopic(ntfy.url, topic)).length, 1, 'the test went to the topic the button named');
+
+    await page.getByRole('button', { name: `Switch off ${topic}` }).click();
+    await page.getByRole('button', { name: `Switch on ${topic}` }).waitFor();
+    await page.getByRole('button', { name: `Delete ${topic}` }).click();
+    await page.getByRole('button', { name: `Delete ${topic}` }).waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Delete webhook to 127.0.0.1:9' }).click();
+    await page.getByText('No contact methods yet.').waitFor();
+    assert.deepEqual(questions, [
+      `Delete the contact method "${topic}"? Pages stop going there.`,
+      'Delete the contact method "webhook to 127.0.0.1:9"? Pages stop going there.',
+    ]);
+    assert.deepEqual((await stack.api('GET', `/api/users/${stack.member.id}/contact-methods`)).body, []);
+  });
+
   test('an admin adds a heartbeat and a maintenance window; phone and dark mode fit', async () => {
     const page = await newPage('admin', { phone: true, dark: true });
     await open(page, 'Heartbeats', 'Heartbeats');

@@ -59,6 +59,21 @@ const KIND_LABEL: Record<ContactKind, string> = {
   email: 'Email',
 };
 
+/**
+ * What a contact method is called on the page: its name, or, as the name is optional, what it
+ * reaches (the topic, the address, a webhook's host), so a nameless one's buttons still say which
+ * method they act on ("Test mia-pager", not "Test").
+ */
+export function contactMethodLabel(method: Pick<ContactMethod, 'name' | 'kind' | 'target'>): string {
+  if (method.name.trim() !== '') return method.name;
+  if (method.kind !== 'webhook') return method.target;
+  try {
+    return `webhook to ${new URL(method.target).host}`;
+  } catch {
+    return 'webhook';
+  }
+}
+
 /** My contact methods on the Me page: add, switch on or off, delete, send a test. */
 export function ContactMethodsPanel(props: { userId: number }) {
   const methods = useData(() => api.contactMethods(props.userId), [props.userId]);
@@ -83,8 +98,8 @@ export function ContactMethodsPanel(props: { userId: number }) {
       {created?.secret !== undefined && (
         <div class="secret" role="status">
           <p>
-            Signing secret of <strong>{created.name}</strong> (X-Terdut-Signature). Copy it now: it is shown
-            once.
+            Signing secret of <strong>{contactMethodLabel(created)}</strong> (X-Terdut-Signature). Copy it
+            now: it is shown once.
           </p>
           <code class="key">{created.secret}</code>
           <button type="button" onClick={() => setCreated(undefined)}>
@@ -165,12 +180,13 @@ export function ContactMethodsPanel(props: { userId: number }) {
 
 function ContactMethodCard(props: { method: ContactMethod; userId: number; onChanged: () => void }) {
   const { method, userId } = props;
+  const label = contactMethodLabel(method);
   const action = useAction();
   const [result, setResult] = useState<ContactMethodTest | undefined>(undefined);
   return (
     <li class="card">
       <div class="row-main">
-        <strong>{method.name}</strong>
+        {method.name.trim() !== '' && <strong>{method.name}</strong>}
         <span class="badge">{method.kind}</span>
         <span class="muted" style="word-break: break-all">
           {method.target}
@@ -188,7 +204,7 @@ function ContactMethodCard(props: { method: ContactMethod; userId: number; onCha
             })
           }
         >
-          Test {method.name}
+          Test {label}
         </button>
         <button
           class="small"
@@ -199,17 +215,17 @@ function ContactMethodCard(props: { method: ContactMethod; userId: number; onCha
               .then(props.onChanged)
           }
         >
-          {method.enabled ? 'Switch off' : 'Switch on'} {method.name}
+          {method.enabled ? 'Switch off' : 'Switch on'} {label}
         </button>
         <button
           class="danger small"
           disabled={action.busy}
           onClick={() => {
-            if (confirm(`Delete the contact method "${method.name}"? Pages stop going there.`))
+            if (confirm(`Delete the contact method "${label}"? Pages stop going there.`))
               void action.run(() => api.deleteContactMethod(userId, method.id)).then(props.onChanged);
           }}
         >
-          Delete {method.name}
+          Delete {label}
         </button>
       </div>
       {result && (
