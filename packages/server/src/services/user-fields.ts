@@ -76,9 +76,9 @@ export function parseNtfyTopic(value: string, field = 'ntfy_topic'): string | nu
   const topic = value.trim();
   if (topic === '') return null;
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(topic)) {
-    throw badRequest(
-      `field "${field}" must be 1-64 characters: letters, digits, "_" or "-" (or "" to clear it)`,
-    );
+    // Only the contract's ntfy_topic is cleared with ""; a contact method's topic is deleted with it.
+    const clearing = field === 'ntfy_topic' ? ' (or "" to clear it)' : '';
+    throw badRequest(`field "${field}" must be 1-64 characters: letters, digits, "_" or "-"${clearing}`);
   }
   if (NTFY_RESERVED_TOPICS.has(topic)) {
     throw badRequest(
