@@ -386,4 +386,48 @@ describe('the paging pages [pglite]', () => {
     assert.equal(await page.getByRole('button', { name: /Delete/ }).count(), 0);
     await assertAccessible(page, 'the maintenance page as a member');
   });
+
+  test("a step paging another schedule's on-call person says which, and keeps it through an edit", async () => {
+    const schedule = await stack.api('POST', '/api/schedules', {
+      name: 'Payments',
+      time_zone: 'Europe/Berlin',
+    });
+    assert.equal(schedule.status, 201, JSON.stringify(schedule.body));
+    const created = await stack.api('POST', '/api/escalation-policies', {
+      name: 'Payments team',
+      matchers: ['team="payments"'],
+      steps: [{ delay: '0s', targets: [{ type: 'on_call', schedule_id: schedule.body.id }] }],
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const page = await newPage('admin');
+    await open(page, 'Escalation', 'Escalation policies');
+    const card = page.getByRole('listitem').filter({ hasText: 'Payments team' });
+    await card.getByText('after 0s: on call in Payments').waitFor();
+
+    await page.getByRole('button', { name: 'Edit Payments team' }).click();
+    const edit = page.getByRole('form', { name: 'Edit Payments team' });
+    const where = edit.getByLabel('Step 1: whose schedule');
+    assert.equal(await where.inputValue(), String(schedule.body.id));
+    // Unticked and ticked again (a slip of the finger): still the Payments schedule, not the default.
+    await edit.getByLabel('Step 1: on call').uncheck();
+    await edit.getByLabel('Step 1: on call').check();
+    assert.equal(await where.inputValue(), String(schedule.body.id));
+    await edit.getByLabel(/Step 1 delay/).fill('1m');
+    await edit.getByRole('button', { name: 'Save policy' }).click();
+    await edit.waitFor({ state: 'detached' });
+    const saved = (await stack.api('GET', `/api/escalation-policies/${created.body.id}`)).body;
+    assert.deepEqual(saved.steps, [
+      { delay: '1m', targets: [{ type: 'on_call', schedule_id: schedule.body.id }] },
+    ]);
+
+    // And the default schedule, chosen on the page.
+    await page.getByRole('button', { name: 'Edit Payments team' }).click();
+    await edit.getByLabel('Step 1: whose schedule').selectOption({ label: 'in the default schedule' });
+    await edit.getByRole('button', { name: 'Save policy' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await card.getByText('after 1m: on call', { exact: true }).waitFor();
+    const back = (await stack.api('GET', `/api/escalation-policies/${created.body.id}`)).body;
+    assert.deepEqual(back.steps[0].targets, [{ type: 'on_call' }]);
+    assert.equal((await stack.api('DELETE', `/api/escalation-policies/${created.body.id}`)).status, 204);
+  });
 });

@@ -37,6 +37,21 @@ export type {
 } from './schedule.ts';
 export type { AlertCounts, AlertNameCount, DayCount, HourCount, IncidentStats } from './stats.ts';
 export type { AlertmanagerAlert, AlertmanagerNotification } from './webhook.ts';
+/** Paging: contact methods, escalation policies, heartbeats, maintenance windows (no wrapper yet; the web app calls them). */
+export type {
+  ContactMethod,
+  ContactMethodInput,
+  ContactMethodKind,
+  ContactMethodTest,
+  EscalationPolicy,
+  EscalationPolicyInput,
+  EscalationPolicyTarget,
+  Heartbeat,
+  HeartbeatInput,
+  MaintenanceWindow,
+  MaintenanceWindowInput,
+  PagingReadiness,
+} from '@terdut/contract';
 /** `GET /api/server-info` and the `change` events of `GET /api/events` (no wrapper yet; the web app reads them). */
 export type { Change, ChangeTopic, ServerInfo } from '@terdut/contract';
 

@@ -9,7 +9,19 @@ import {
   TerdutClient,
   TerdutNetworkError,
   type AuditEntry,
+  type ContactMethod,
+  type ContactMethodInput,
+  type ContactMethodKind,
+  type ContactMethodTest,
+  type EscalationPolicy,
+  type EscalationPolicyInput,
+  type EscalationPolicyTarget,
+  type Heartbeat,
+  type HeartbeatInput,
+  type MaintenanceWindow,
+  type MaintenanceWindowInput,
   type Me as MeWire,
+  type PagingReadiness,
   type ServerInfo,
   type User,
 } from '@terdut/client';
@@ -49,85 +61,23 @@ export type Person = User & { role: Role };
 /** `Me` as the contract says, with the role the users routes add. */
 export type Me = Omit<MeWire, 'user'> & { user: Person };
 export type { AuditEntry, ServerInfo } from '@terdut/client';
-/** Paging shapes as packages/server/src/routes/<resource>/wire.ts sends them. */
-export type ContactKind = 'ntfy' | 'webhook' | 'email';
-export interface ContactMethod {
-  id: number;
-  user_id: number;
-  kind: ContactKind;
-  name: string;
-  target: string;
-  enabled: boolean;
-  created_at: string;
-  /** Only in the answer to its creation, for webhook methods. */
-  secret?: string;
-}
-export interface ContactMethodInput {
-  kind: ContactKind;
-  name?: string;
-  target: string;
-  secret?: string;
-}
-export interface ContactMethodTest {
-  delivered: boolean;
-  answer: string;
-  message_id?: string;
-}
-export interface PagingReadiness {
-  on_call_now: boolean;
-  working_contact_methods: number;
-  warning?: string;
-}
-export type PolicyTarget = { type: 'on_call' } | { type: 'user'; user_id: number } | { type: 'admins' };
-export interface PolicyStep {
-  delay: string;
-  targets: PolicyTarget[];
-}
-export interface EscalationPolicyInput {
-  name: string;
-  default?: boolean;
-  matchers?: string[];
-  steps: PolicyStep[];
-  repeat?: number;
-  repeat_delay?: string;
-  notify_on_resolve?: boolean;
-}
-export interface EscalationPolicy extends Required<EscalationPolicyInput> {
-  id: number;
-  position: number;
-  created_at: string;
-  updated_at: string;
-}
-export interface Heartbeat {
-  id: number;
-  name: string;
-  interval: string;
-  grace: string;
-  matchers: string[];
-  last_seen_at: string;
-  created_at: string;
-}
-export interface HeartbeatInput {
-  name: string;
-  interval: string;
-  grace?: string;
-  matchers?: string[];
-}
-export interface MaintenanceWindow {
-  id: number;
-  starts_at: string;
-  ends_at: string;
-  matchers: string[];
-  reason: string;
-  created_by_id?: number;
-  created_at: string;
-}
-export interface MaintenanceWindowInput {
-  starts_at: string;
-  ends_at: string;
-  matchers?: string[];
-  reason: string;
-}
+/** Paging shapes: the contract's (packages/contract), as @terdut/client re-exports them. */
+export type {
+  ContactMethod,
+  ContactMethodInput,
+  ContactMethodTest,
+  EscalationPolicy,
+  EscalationPolicyInput,
+  Heartbeat,
+  HeartbeatInput,
+  MaintenanceWindow,
+  MaintenanceWindowInput,
+  PagingReadiness,
+} from '@terdut/client';
+export type ContactKind = ContactMethodKind;
+/** Whom a policy's step pages: on call (in a schedule, the default one when none is named), a person, all admins. */
+export type PolicyTarget = EscalationPolicyTarget;
+export type PolicyStep = EscalationPolicy['steps'][number];
 
 /** Calls the contract has and @terdut/client does not wrap yet; same transport, same errors. */
 export const api = {

@@ -4,9 +4,11 @@
  * policies, heartbeats and windows (the server checks, the page only hides
  * what a member could not do anyway).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Schedule } from '@terdut/client';
 import {
   api,
+  client,
   type ContactKind,
   type ContactMethod,
   type ContactMethodTest,
@@ -246,8 +248,12 @@ const lines = (text: string) =>
     .map((line) => line.trim())
     .filter((line) => line !== '');
 
-function describeTarget(target: PolicyTarget, people: Person[]): string {
-  if (target.type === 'on_call') return 'on call';
+function describeTarget(target: PolicyTarget, people: Person[], schedules: Schedule[]): string {
+  if (target.type === 'on_call') {
+    if (target.schedule_id === undefined) return 'on call';
+    const schedule = schedules.find((one) => one.id === target.schedule_id);
+    return `on call in ${schedule?.name ?? `schedule #${target.schedule_id}`}`;
+  }
   if (target.type === 'admins') return 'all admins';
   return people.find((person) => person.id === target.user_id)?.username ?? `person #${target.user_id}`;
 }
@@ -257,9 +263,11 @@ export function EscalationPoliciesPage() {
   const admin = me.user.role === 'admin';
   const policies = useData(() => api.escalationPolicies(), []);
   const people = useData(() => api.people(), []);
+  const schedules = useData(() => client.schedules.list(), []);
   const [editing, setEditing] = useState<EscalationPolicy | 'new' | undefined>(undefined);
   const action = useAction();
   const everyone = people.data ?? [];
+  const allSchedules = schedules.data ?? [];
   return (
     <Page
       title="Escalation policies"
@@ -277,6 +285,7 @@ export function EscalationPoliciesPage() {
         <PolicyEditor
           policy={editing === 'new' ? undefined : editing}
           people={everyone}
+          schedules={allSchedules}
           onDone={() => {
             setEditing(undefined);
             policies.reload();
@@ -299,7 +308,7 @@ export function EscalationPoliciesPage() {
               {policy.steps.map((step, index) => (
                 <li key={index}>
                   after {step.delay}:{' '}
-                  {step.targets.map((target) => describeTarget(target, everyone)).join(', ')}
+                  {step.targets.map((target) => describeTarget(target, everyone, allSchedules)).join(', ')}
                 </li>
               ))}
             </ol>
@@ -389,7 +398,12 @@ function FieldError(props: { field: string; error: { field: string; text: string
   );
 }
 
-function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Person[]; onDone: () => void }) {
+function PolicyEditor(props: {
+  policy: EscalationPolicy | undefined;
+  people: Person[];
+  schedules: Schedule[];
+  onDone: () => void;
+}) {
   const { policy } = props;
   const [name, setName] = useState(policy?.name ?? '');
   const [matchers, setMatchers] = useState((policy?.matchers ?? []).join('\n'));
@@ -420,6 +434,24 @@ function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Per
 
   const setStep = (index: number, step: PolicyStep) =>
     setSteps(steps.map((old, at) => (at === index ? step : old)));
+  // A step's "on call" target names its schedule; unticking and ticking it again keeps that one.
+  const onCallOf = (step: PolicyStep) => step.targets.find((one) => one.type === 'on_call');
+  const untickedOnCall = useRef(new Map<number, PolicyTarget>());
+  const toggleOnCall = (index: number, on: boolean) => {
+    const step = steps[index]!;
+    const current = onCallOf(step);
+    if (!on && current) untickedOnCall.current.set(index, current);
+    toggle(index, on ? (untickedOnCall.current.get(index) ?? { type: 'on_call' }) : { type: 'on_call' }, on);
+  };
+  const chooseSchedule = (index: number, scheduleId: string) => {
+    const step = steps[index]!;
+    const target: PolicyTarget =
+      scheduleId === '' ? { type: 'on_call' } : { type: 'on_call', schedule_id: Number(scheduleId) };
+    setStep(index, {
+      ...step,
+      targets: step.targets.map((one) => (one.type === 'on_call' ? target : one)),
+    });
+  };
   const has = (step: PolicyStep, target: PolicyTarget) =>
     step.targets.some(
       (one) =>
@@ -510,10 +542,26 @@ function PolicyEditor(props: { policy: EscalationPolicy | undefined; people: Per
               <input
                 type="checkbox"
                 checked={has(step, { type: 'on_call' })}
-                onChange={(event) => toggle(index, { type: 'on_call' }, event.currentTarget.checked)}
+                onChange={(event) => toggleOnCall(index, event.currentTarget.checked)}
               />
               Step {index + 1}: on call
             </label>
+            {onCallOf(step) !== undefined && (
+              <label class="inline">
+                <span class="visually-hidden">Step {index + 1}: whose schedule</span>
+                <select
+                  value={String((onCallOf(step) as { schedule_id?: number }).schedule_id ?? '')}
+                  onChange={(event) => chooseSchedule(index, event.currentTarget.value)}
+                >
+                  <option value="">in the default schedule</option>
+                  {props.schedules.map((schedule) => (
+                    <option key={schedule.id} value={String(schedule.id)}>
+                      in {schedule.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            )}
             <label class="inline">
               <input
                 type="checkbox"
