@@ -4,7 +4,7 @@
  * policies, heartbeats and windows (the server checks, the page only hides
  * what a member could not do anyway).
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { Schedule } from '@terdut/client';
 import {
   api,
@@ -398,6 +398,33 @@ function FieldError(props: { field: string; error: { field: string; text: string
   );
 }
 
+/**
+ * A step as the editor holds it: with the schedule its "on call" target pages
+ * (absent: the default one), kept while "on call" is unticked, so ticking it
+ * again pages the same schedule; only `delay` and `targets` are saved.
+ */
+type EditorStep = PolicyStep & { onCallSchedule?: number };
+
+function editorStep(step: PolicyStep): EditorStep {
+  const onCall = step.targets.find((one) => one.type === 'on_call');
+  return onCall?.schedule_id === undefined ? step : { ...step, onCallSchedule: onCall.schedule_id };
+}
+
+/** The "on call" target of a step that pages `onCallSchedule` (the default schedule when absent). */
+function onCallTarget(step: Pick<EditorStep, 'onCallSchedule'>): PolicyTarget {
+  return step.onCallSchedule === undefined
+    ? { type: 'on_call' }
+    : { type: 'on_call', schedule_id: step.onCallSchedule };
+}
+
+/** The same target: of one type, and for a person the same person (an "on call" is one per step). */
+function sameTarget(one: PolicyTarget, other: PolicyTarget): boolean {
+  return (
+    one.type === other.type &&
+    (one.type !== 'user' || (other.type === 'user' && one.user_id === other.user_id))
+  );
+}
+
 function PolicyEditor(props: {
   policy: EscalationPolicy | undefined;
   people: Person[];
@@ -407,8 +434,8 @@ function PolicyEditor(props: {
   const { policy } = props;
   const [name, setName] = useState(policy?.name ?? '');
   const [matchers, setMatchers] = useState((policy?.matchers ?? []).join('\n'));
-  const [steps, setSteps] = useState<PolicyStep[]>(
-    policy?.steps ?? [{ delay: '0s', targets: [{ type: 'on_call' }] }],
+  const [steps, setSteps] = useState<EditorStep[]>(() =>
+    (policy?.steps ?? [{ delay: '0s', targets: [{ type: 'on_call' }] }]).map(editorStep),
   );
   const [repeat, setRepeat] = useState(String(policy?.repeat ?? 0));
   const [repeatDelay, setRepeatDelay] = useState(policy?.repeat_delay ?? '10m');
@@ -432,42 +459,22 @@ function PolicyEditor(props: {
     )?.focus();
   }, [action.error]);
 
-  const setStep = (index: number, step: PolicyStep) =>
+  const setStep = (index: number, step: EditorStep) =>
     setSteps(steps.map((old, at) => (at === index ? step : old)));
-  // A step's "on call" target names its schedule; unticking and ticking it again keeps that one.
-  const onCallOf = (step: PolicyStep) => step.targets.find((one) => one.type === 'on_call');
-  const untickedOnCall = useRef(new Map<number, PolicyTarget>());
-  const toggleOnCall = (index: number, on: boolean) => {
-    const step = steps[index]!;
-    const current = onCallOf(step);
-    if (!on && current) untickedOnCall.current.set(index, current);
-    toggle(index, on ? (untickedOnCall.current.get(index) ?? { type: 'on_call' }) : { type: 'on_call' }, on);
-  };
-  const chooseSchedule = (index: number, scheduleId: string) => {
-    const step = steps[index]!;
-    const target: PolicyTarget =
-      scheduleId === '' ? { type: 'on_call' } : { type: 'on_call', schedule_id: Number(scheduleId) };
-    setStep(index, {
-      ...step,
-      targets: step.targets.map((one) => (one.type === 'on_call' ? target : one)),
-    });
-  };
-  const has = (step: PolicyStep, target: PolicyTarget) =>
-    step.targets.some(
-      (one) =>
-        one.type === target.type &&
-        (one.type !== 'user' || (target.type === 'user' && one.user_id === target.user_id)),
-    );
+  const has = (step: PolicyStep, target: PolicyTarget) => step.targets.some((one) => sameTarget(one, target));
   const toggle = (index: number, target: PolicyTarget, on: boolean) => {
     const step = steps[index]!;
-    const rest = step.targets.filter(
-      (one) =>
-        !(
-          one.type === target.type &&
-          (one.type !== 'user' || (target.type === 'user' && one.user_id === target.user_id))
-        ),
-    );
+    const rest = step.targets.filter((one) => !sameTarget(one, target));
     setStep(index, { ...step, targets: on ? [...rest, target] : rest });
+  };
+  const chooseSchedule = (index: number, value: string) => {
+    const { onCallSchedule: _previous, ...step } = steps[index]!;
+    const chosen = value === '' ? {} : { onCallSchedule: Number(value) };
+    setStep(index, {
+      ...step,
+      ...chosen,
+      targets: step.targets.map((one) => (one.type === 'on_call' ? onCallTarget(chosen) : one)),
+    });
   };
   const heading = policy ? `Edit ${policy.name}` : 'New escalation policy';
 
@@ -481,7 +488,7 @@ function PolicyEditor(props: {
           name: name.trim(),
           default: isDefault,
           matchers: lines(matchers),
-          steps,
+          steps: steps.map(({ delay, targets }) => ({ delay, targets })),
           repeat: Number(repeat),
           repeat_delay: repeatDelay.trim(),
           notify_on_resolve: notifyOnResolve,
@@ -542,15 +549,15 @@ function PolicyEditor(props: {
               <input
                 type="checkbox"
                 checked={has(step, { type: 'on_call' })}
-                onChange={(event) => toggleOnCall(index, event.currentTarget.checked)}
+                onChange={(event) => toggle(index, onCallTarget(step), event.currentTarget.checked)}
               />
               Step {index + 1}: on call
             </label>
-            {onCallOf(step) !== undefined && (
+            {has(step, { type: 'on_call' }) && (
               <label class="inline">
                 <span class="visually-hidden">Step {index + 1}: whose schedule</span>
                 <select
-                  value={String((onCallOf(step) as { schedule_id?: number }).schedule_id ?? '')}
+                  value={String(step.onCallSchedule ?? '')}
                   onChange={(event) => chooseSchedule(index, event.currentTarget.value)}
                 >
                   <option value="">in the default schedule</option>
