@@ -227,6 +227,7 @@ export async function reconcileWorkload(
     .join(',');
 
   const available = deployment.status?.availableReplicas ?? 0;
+  const oidcSecret = oidcSecretMissing(deps, server);
   if (server.spec.replicas === 0) {
     conditions.set(
       'Available',
@@ -250,10 +251,10 @@ export async function reconcileWorkload(
       if (before?.reason !== ROLLOUT_STUCK)
         await deps.events.record(server, 'Warning', ROLLOUT_STUCK, pass.rolloutStuck);
     }
-  } else if (oidcSecretMissing(deps, server) !== undefined) {
+  } else if (oidcSecret !== undefined) {
     // The pods mount the client secret, so the kubelet cannot start them
     // without it; "check its pods" would send a person to find that out.
-    const message = `${oidcSecretMissing(deps, server)}, so the pods of Deployment ${namespace}/${name} cannot start (they mount it): create it, or correct spec.oidc.clientSecretRef. They start when it appears`;
+    const message = `${oidcSecret}, so the pods of Deployment ${namespace}/${name} cannot start (they mount it): create it, or correct spec.oidc.clientSecretRef. They start when it appears`;
     conditions.set('Available', 'False', 'OIDCSecretMissing', message);
     if (conditions.changed('Available'))
       await deps.events.record(server, 'Warning', 'OIDCSecretMissing', message);

@@ -94,10 +94,12 @@ function classifySmtpError(error: unknown, host: string): DeliveryError {
   return new DeliveryError(`SMTP server ${host} not reachable (${reason})`, false);
 }
 
+/** What the email calls its link (PageMessage.linkLabel's default). */
+const linkLabel = (message: PageMessage): string => message.linkLabel ?? 'Open the incident';
+
 function emailText(message: PageMessage): string {
   const lines = [message.text];
-  if (message.incidentUrl !== undefined)
-    lines.push('', `${message.linkLabel ?? 'Open the incident'}: ${message.incidentUrl}`);
+  if (message.incidentUrl !== undefined) lines.push('', `${linkLabel(message)}: ${message.incidentUrl}`);
   if (message.acknowledgePage !== undefined) lines.push(`Acknowledge: ${message.acknowledgePage}`);
   return lines.join('\n') + '\n';
 }
@@ -109,9 +111,7 @@ function emailHtml(message: PageMessage): string {
     .join('\n');
   const links: string[] = [];
   if (message.incidentUrl !== undefined) {
-    links.push(
-      `<a href="${escapeHtml(message.incidentUrl)}">${escapeHtml(message.linkLabel ?? 'Open the incident')}</a>`,
-    );
+    links.push(`<a href="${escapeHtml(message.incidentUrl)}">${escapeHtml(linkLabel(message))}</a>`);
   }
   if (message.acknowledgePage !== undefined) {
     links.push(`<a href="${escapeHtml(message.acknowledgePage)}">Acknowledge</a>`);
