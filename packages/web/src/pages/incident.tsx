@@ -379,10 +379,7 @@ export function forgetNoteDrafts(): void {
 
 function NoteForm(props: { incidentId: number; busy: boolean; onAdd(text: string): Promise<boolean> }) {
   const [text, setDraft] = useState(() => noteDrafts.get(props.incidentId) ?? '');
-  // What the box holds now, for when the note sent is saved: the person may have gone on typing.
-  const typed = useRef(text);
   const setText = (value: string) => {
-    typed.current = value;
     setDraft(value);
     if (value === '') noteDrafts.delete(props.incidentId);
     else noteDrafts.set(props.incidentId, value);
@@ -394,8 +391,11 @@ function NoteForm(props: { incidentId: number; busy: boolean; onAdd(text: string
         event.preventDefault();
         const sent = text;
         // Once saved, only the words sent leave the box: what was typed while the server answered
-        // (a slow phone network) stays, where emptying the box threw it away.
-        void props.onAdd(sent).then((done) => done && setText(textAfterSending(typed.current, sent)));
+        // (a slow phone network) stays, where emptying the box threw it away. The drafts hold what
+        // the box holds now.
+        void props
+          .onAdd(sent)
+          .then((done) => done && setText(textAfterSending(noteDrafts.get(props.incidentId) ?? '', sent)));
       }}
     >
       <label>
