@@ -1,8 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { readSignedValue, signValue } from '../auth/signed-values.ts';
 import { keptInstanceSecret, purposeKey } from '../repositories/instance-secrets.ts';
+import { usernameDigest } from './sign-in-throttle.ts';
 
 /** How long a browser stays known after its last successful password sign-in. */
 export const KNOWN_DEVICE_TTL_MS = 90 * 24 * 3_600_000;
@@ -10,7 +11,7 @@ export const KNOWN_DEVICE_TTL_MS = 90 * 24 * 3_600_000;
 interface KnownDeviceValue {
   /** The browser's own id: its failures are counted under it. */
   d: string;
-  /** SHA-256 of the account's username in lower case. */
+  /** The account's username as usernameDigest gives it (case-folded, digested). */
   n: string;
   /** Expiry, milliseconds since the epoch. */
   e: number;
@@ -46,7 +47,7 @@ export class KnownDevices {
     const value = readSignedValue(cookie, await this.#signingKey()) as Partial<KnownDeviceValue> | undefined;
     if (value === undefined || value === null || typeof value !== 'object') return undefined;
     const { d, n, e } = value;
-    if (typeof d !== 'string' || typeof e !== 'number' || n !== nameDigest(username)) return undefined;
+    if (typeof d !== 'string' || typeof e !== 'number' || n !== usernameDigest(username)) return undefined;
     return e > this.#clock.now().getTime() ? d : undefined;
   }
 
@@ -54,13 +55,9 @@ export class KnownDevices {
   async issue(username: string, deviceId?: string): Promise<string> {
     const value: KnownDeviceValue = {
       d: deviceId ?? randomBytes(16).toString('base64url'),
-      n: nameDigest(username),
+      n: usernameDigest(username),
       e: this.#clock.now().getTime() + KNOWN_DEVICE_TTL_MS,
     };
     return signValue(value, await this.#signingKey());
   }
-}
-
-function nameDigest(username: string): string {
-  return createHash('sha256').update(username.toLowerCase(), 'utf8').digest('hex');
 }

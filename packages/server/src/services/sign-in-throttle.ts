@@ -114,11 +114,13 @@ export class SignInThrottle {
 // Case-folded, so "Alice" and "alice" share one budget; and a digest, never the text typed:
 // a password typed into the username field would otherwise sit in sign_in_failures (and in
 // every backup) until the next failed sign-in prunes it.
-const usernameBucket = (username: string): string =>
-  `username:${createHash('sha256').update(username.toLowerCase(), 'utf8').digest('hex')}`;
+const usernameBucket = (username: string): string => `username:${usernameDigest(username)}`;
 const addressBucket = (address: string): string => `address:${clientNetwork(address)}`;
-const deviceBucket = (deviceId: string): string =>
-  `device:${createHash('sha256').update(deviceId, 'utf8').digest('hex')}`;
+const deviceBucket = (deviceId: string): string => `device:${sha256Hex(deviceId)}`;
+
+/** A typed username as it may be stored: case-folded ("Alice" is "alice") and digested, never the text. */
+export const usernameDigest = (username: string): string => sha256Hex(username.toLowerCase());
+const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const BUCKET_WORDS: Record<string, string> = {
   username: 'for this username',
   address: 'from your address',
