@@ -69,3 +69,40 @@ test('a TERDUT_SMTP_FROM that is no email address stops start-up naming it; an a
     );
   }
 });
+
+test('a setting that means nothing without its main one stops start-up naming both, instead of leaving email paging or OIDC off in silence', () => {
+  const refusal = (env: Record<string, string>, message: string) =>
+    assert.throws(
+      () => loadConfig(env),
+      (error: Error) => error instanceof ConfigError && error.message === message,
+    );
+  refusal(
+    { TERDUT_SMTP_FROM: 'terdut@example.com' },
+    'TERDUT_SMTP_FROM is set but TERDUT_SMTP_URL is not, so email paging would be off; set TERDUT_SMTP_URL or remove it',
+  );
+  refusal(
+    {
+      TERDUT_SMTP_HOST: 'mail.example.com',
+      TERDUT_SMTP_FROM: 'terdut@example.com',
+      TERDUT_SMTP_PASSWORD_FILE: '/s',
+    },
+    'TERDUT_SMTP_FROM, TERDUT_SMTP_PASSWORD_FILE are set but TERDUT_SMTP_URL is not, so email paging would be off; ' +
+      'set TERDUT_SMTP_URL or remove them',
+  );
+  refusal(
+    {
+      TERDUT_PUBLIC_URL: 'https://terdut.example.com',
+      TERDUT_OIDC_CLIENT_ID: 'terdut',
+      TERDUT_OIDC_ADMIN_GROUPS: 'sre',
+    },
+    'TERDUT_OIDC_CLIENT_ID, TERDUT_OIDC_ADMIN_GROUPS are set but TERDUT_OIDC_ISSUER_URL is not, so OIDC sign-in would be off; ' +
+      'set TERDUT_OIDC_ISSUER_URL or remove them',
+  );
+  // Blank counts as unset, as for every variable: a chart that renders every
+  // variable, empty when unused, still starts.
+  assert.doesNotThrow(() =>
+    loadConfig({ TERDUT_SMTP_URL: '', TERDUT_SMTP_FROM: ' ', TERDUT_OIDC_CLIENT_ID: '' }),
+  );
+  assert.equal(loadConfig({}).paging.smtp, undefined);
+  assert.equal(loadConfig({}).oidc, undefined);
+});

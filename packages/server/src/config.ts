@@ -71,6 +71,27 @@ export class ConfigError extends Error {}
 /** The longest timeout PostgreSQL (an int of ms) and Node's timers (a signed 32-bit delay) take, in whole days. */
 export const MAX_TIMER_MS = 24 * 86_400_000;
 
+/**
+ * Refuses settings that only mean something beside one that is unset: they
+ * would be ignored, and the feature (email pages, OIDC sign-in) would be off
+ * without a word, which people find out when a page does not arrive.
+ * `isSet` answers for a variable as the loader reads it (blank is unset).
+ */
+export function refuseDependentsWithout(
+  main: string,
+  dependents: readonly string[],
+  isSet: (name: string) => boolean,
+  feature: string,
+): void {
+  if (isSet(main)) return;
+  const orphans = dependents.filter(isSet);
+  if (orphans.length === 0) return;
+  throw new ConfigError(
+    `${orphans.join(', ')} ${orphans.length === 1 ? 'is' : 'are'} set but ${main} is not, so ${feature} would be off; ` +
+      `set ${main} or remove ${orphans.length === 1 ? 'it' : 'them'}`,
+  );
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -192,6 +213,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   const issuerUrl = text('TERDUT_OIDC_ISSUER_URL');
+  refuseDependentsWithout(
+    'TERDUT_OIDC_ISSUER_URL',
+    [
+      'TERDUT_OIDC_CLIENT_ID',
+      'TERDUT_OIDC_CLIENT_SECRET',
+      'TERDUT_OIDC_CLIENT_SECRET_FILE',
+      'TERDUT_OIDC_GROUPS_CLAIM',
+      'TERDUT_OIDC_ALLOWED_GROUPS',
+      'TERDUT_OIDC_ADMIN_GROUPS',
+    ],
+    (name) => text(name) !== undefined,
+    'OIDC sign-in',
+  );
   let oidc: OidcConfig | undefined;
   if (issuerUrl !== undefined) {
     const clientId = text('TERDUT_OIDC_CLIENT_ID');

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, MAX_TIMER_MS } from '../../config.ts';
+import { ConfigError, MAX_TIMER_MS, refuseDependentsWithout } from '../../config.ts';
 import { parseDuration } from '../../duration.ts';
 
 /** Paging's part of the configuration (README, "Paging"). */
@@ -81,6 +81,12 @@ export function loadPagingConfig(env: NodeJS.ProcessEnv): PagingConfig {
   }
   let smtp: SmtpConfig | undefined;
   const smtpUrl = text('TERDUT_SMTP_URL');
+  refuseDependentsWithout(
+    'TERDUT_SMTP_URL',
+    ['TERDUT_SMTP_FROM', 'TERDUT_SMTP_PASSWORD_FILE'],
+    (name) => text(name) !== undefined,
+    'email paging',
+  );
   if (smtpUrl !== undefined) {
     if (!(/^smtps?:\/\/[^/]+/.test(smtpUrl) && URL.canParse(smtpUrl))) {
       throw new ConfigError(
