@@ -12,9 +12,14 @@ import {
   insertEntries,
   type ScheduleEntryRow,
 } from '../repositories/schedule.ts';
-import { deleteOverride } from '../repositories/schedules.ts';
 import type { AuditService } from './audit.ts';
-import { EARLIEST_DATE, LATEST_DATE, MAX_WINDOW_DAYS, type SchedulesService } from './schedules.ts';
+import {
+  EARLIEST_DATE,
+  LATEST_DATE,
+  MAX_WINDOW_DAYS,
+  takeBackOverride,
+  type SchedulesService,
+} from './schedules.ts';
 import { localDateOf, startOfLocalDay } from './schedule-timeline.ts';
 
 /** How far ahead `GET /api/schedule` looks when the caller gives no `to`. */
@@ -165,7 +170,10 @@ export class ScheduleService {
   }
 
   /**
-   * Deletes one entry (an override of the default schedule); admins only.
+   * Takes one entry (an override of the default schedule) back; admins only.
+   * A cover spanning instants that is running ends now, as the schedules
+   * API's DELETE does, so who was on call until then stays on record (and
+   * today's entries still name that person); any other entry is deleted.
    * An entry that a rotation gives is refused with 409 naming the rotation;
    * 404 when there is no such entry.
    */
@@ -182,12 +190,13 @@ export class ScheduleService {
     }
     await this.#db.transaction(async (tx) => {
       const scheduleId = (await this.#schedules.defaultSchedule(tx)).id;
-      if (!(await deleteOverride(tx, scheduleId, id))) throw notFound(`schedule entry ${id}`);
+      const taken = await takeBackOverride(tx, scheduleId, id, this.#clock.now());
+      if (!taken) throw notFound(`schedule entry ${id}`);
       await this.#audit.record(tx, {
         actor: principal,
-        action: 'schedule.override_deleted',
+        action: taken.action,
         target: `schedule:${scheduleId}`,
-        detail: { override_id: id },
+        detail: taken.detail,
         clientAddress,
       });
     });

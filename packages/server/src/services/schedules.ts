@@ -387,19 +387,9 @@ export class SchedulesService {
     requireAdmin(principal, 'change schedules');
     await this.#db.transaction(async (tx) => {
       await this.#find(tx, scheduleId);
-      const now = this.#clock.now();
-      const ended = await endOverrideAt(tx, scheduleId, overrideId, now);
-      if (!ended && !(await deleteOverride(tx, scheduleId, overrideId))) {
-        throw notFound(`override ${overrideId} of schedule ${scheduleId}`);
-      }
-      await this.#record(
-        tx,
-        principal,
-        ended ? 'schedule.override_ended' : 'schedule.override_deleted',
-        scheduleId,
-        { override_id: overrideId, ...(ended ? { ends_at: now.toISOString() } : {}) },
-        clientAddress,
-      );
+      const taken = await takeBackOverride(tx, scheduleId, overrideId, this.#clock.now());
+      if (!taken) throw notFound(`override ${overrideId} of schedule ${scheduleId}`);
+      await this.#record(tx, principal, taken.action, scheduleId, taken.detail, clientAddress);
     });
   }
 
@@ -847,6 +837,33 @@ export class SchedulesService {
       clientAddress,
     });
   }
+}
+
+/**
+ * Takes override `overrideId` of schedule `scheduleId` back, as both APIs'
+ * DELETE do: one running at `at` ends then, so its past stays the record of
+ * who was on call (and paged); one not begun, already over, or a whole-day
+ * entry is deleted. Returns the audit action and detail to record, or
+ * undefined when the schedule has no such override.
+ *
+ * @example await takeBackOverride(tx, 2, 17, now) // { action: 'schedule.override_ended', detail: { override_id: 17, ends_at: '…' } }
+ */
+export async function takeBackOverride(
+  tx: Queryable,
+  scheduleId: number,
+  overrideId: number,
+  at: Date,
+): Promise<{ action: string; detail: Record<string, unknown> } | undefined> {
+  if (await endOverrideAt(tx, scheduleId, overrideId, at)) {
+    return {
+      action: 'schedule.override_ended',
+      detail: { override_id: overrideId, ends_at: at.toISOString() },
+    };
+  }
+  if (await deleteOverride(tx, scheduleId, overrideId)) {
+    return { action: 'schedule.override_deleted', detail: { override_id: overrideId } };
+  }
+  return undefined;
 }
 
 /**

@@ -210,3 +210,101 @@ forEachDatabase('on-call schedule', (database) => {
     assert.equal(taken.body[0].username, 'alice');
   });
 });
+
+/**
+ * An entry of the day API can be a cover spanning instants (an override of
+ * the default schedule made through /api/schedules). Taken back through
+ * `DELETE /api/schedule/{id}` while it runs, it ends now, as the schedules
+ * API's DELETE does: who was on call until then stays on record. Deleting
+ * it outright rewrote the morning to whoever the day gives.
+ */
+forEachDatabase('taking back a running cover through the day API', (database) => {
+  let server: TestApp;
+  let admin: TestUser;
+  let alice: TestUser;
+  let carol: TestUser;
+  let defaultSchedule: number;
+  // Monday 10 August 2026, 12:00 in Berlin.
+  const clock = new ManualClock('2026-08-10T10:00:00Z');
+
+  before(async () => {
+    server = await startTestApp(database(), {
+      clock,
+      config: testConfig({ TERDUT_TIMEZONE: 'Europe/Berlin' }),
+    });
+    admin = await server.createUser('cover-admin', 'admin');
+    alice = await server.createUser('alice');
+    carol = await server.createUser('carol');
+    const schedules = await server.request({ method: 'GET', url: '/api/schedules', as: admin });
+    defaultSchedule = schedules.body.find((schedule: any) => schedule.is_default).id;
+    const days = await server.request({
+      method: 'POST',
+      url: '/api/schedule',
+      as: admin,
+      payload: { user_id: alice.id, dates: ['2026-08-10', '2026-08-11', '2026-08-12'] },
+    });
+    assert.equal(days.status, 201, JSON.stringify(days.body));
+  });
+  after(() => server.close());
+
+  const cover = async (startsAt: string, endsAt: string): Promise<number> => {
+    const created = await server.request({
+      method: 'POST',
+      url: `/api/schedules/${defaultSchedule}/overrides`,
+      as: admin,
+      payload: { user_id: carol.id, starts_at: startsAt, ends_at: endsAt },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    return created.body.id;
+  };
+  const onCallAt = async (at: string) =>
+    (
+      await server.request({
+        method: 'GET',
+        url: `/api/schedules/${defaultSchedule}/on-call?at=${at}`,
+        as: admin,
+      })
+    ).body.username;
+  const day = async (date: string) =>
+    (
+      await server.request({ method: 'GET', url: `/api/schedule?from=${date}&to=${date}`, as: alice })
+    ).body.map((entry: any) => [entry.username, entry.override_id ?? null]);
+  const remove = (id: number) => server.request({ method: 'DELETE', url: `/api/schedule/${id}`, as: admin });
+
+  test('a cover that is running ends now: the morning stays Carol’s, Alice is on call again from now', async () => {
+    const id = await cover('2026-08-10T09:00:00+02:00', '2026-08-10T18:00:00+02:00');
+    assert.equal(await onCallAt('2026-08-10T10:00:00Z'), 'carol');
+    assert.deepEqual(await day('2026-08-10'), [
+      ['alice', null],
+      ['carol', id],
+    ]);
+
+    assert.equal((await remove(id)).status, 204);
+    assert.equal(await onCallAt('2026-08-10T08:30:00Z'), 'carol', 'the morning is still Carol’s');
+    assert.equal(await onCallAt('2026-08-10T10:00:00Z'), 'alice');
+    assert.equal(await onCallAt('2026-08-10T15:00:00Z'), 'alice');
+    // Today's page still names Carol, who was on call this morning.
+    assert.deepEqual(await day('2026-08-10'), [
+      ['alice', null],
+      ['carol', id],
+    ]);
+    const audit = await server.request({ method: 'GET', url: '/api/audit?limit=5', as: admin });
+    const ended = audit.body.find((entry: any) => entry.action === 'schedule.override_ended');
+    assert.ok(ended, JSON.stringify(audit.body.map((entry: any) => entry.action)));
+    assert.deepEqual(ended.detail, { override_id: id, ends_at: '2026-08-10T10:00:00.000Z' });
+  });
+
+  test('a cover not yet begun is deleted: the day is Alice’s alone', async () => {
+    const id = await cover('2026-08-11T09:00:00+02:00', '2026-08-11T18:00:00+02:00');
+    assert.equal((await remove(id)).status, 204);
+    assert.deepEqual(await day('2026-08-11'), [['alice', null]]);
+    assert.equal((await remove(id)).status, 404);
+  });
+
+  test('a cover already over is deleted, as the schedules API deletes it', async () => {
+    const id = await cover('2026-08-10T07:00:00+02:00', '2026-08-10T08:00:00+02:00');
+    assert.equal((await remove(id)).status, 204);
+    assert.equal(await onCallAt('2026-08-10T05:30:00Z'), 'alice');
+    assert.equal((await remove(id)).status, 404);
+  });
+});

@@ -106,8 +106,10 @@ export function scheduleRoutes(schedule: ScheduleService) {
           tags,
           summary: 'Delete one entry (admins)',
           description:
-            'Deletes the override behind the entry. An entry a rotation gives has nothing to delete: ' +
-            '409 naming the rotation (add an override instead).',
+            'Deletes the override behind the entry. A cover spanning instants (override_id) that is ' +
+            'running ends now instead, so who was on call until then stays on record and today still ' +
+            'lists it. An entry a rotation gives has nothing to delete: 409 naming the rotation (add an ' +
+            'override instead).',
           params: IdParams,
           response: { 204: NoContent, ...errors(400, 403, 404, 409) },
         },
