@@ -6,7 +6,7 @@ import './styles.css';
 import { api, errorText, isUnauthenticated, SESSION_ENDED_EVENT, type Me, type ServerInfo } from './api.ts';
 import { Link, navigate, useLocation } from './router.tsx';
 import { startLive, stopLive, useLiveState } from './live.ts';
-import { ErrorNote, SessionContext, useAction, type Session } from './ui.tsx';
+import { Button, ErrorNote, SessionContext, useAction, type Session } from './ui.tsx';
 import { SetupPage, SignInPage } from './pages/sign-in.tsx';
 import { QueuePage } from './pages/queue.tsx';
 import { IncidentPage } from './pages/incident.tsx';
@@ -147,13 +147,13 @@ function Shell(props: { session: Session }) {
         <span class={`live live-${live}`} role="status" aria-live="polite">
           {live === 'live' ? 'Live' : live === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
         </span>
-        <button
+        <Button
           class="quiet"
-          disabled={signingOut.busy}
+          busy={signingOut.busy}
           onClick={() => void signingOut.run(() => props.session.signOut())}
         >
           Sign out
-        </button>
+        </Button>
       </header>
       <main id="main" tabIndex={-1}>
         <ErrorNote

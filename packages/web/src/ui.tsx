@@ -1,7 +1,7 @@
 /** Building blocks the pages share: loading data, showing the server's errors, times in the server's zone. */
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
-import type { ComponentChildren } from 'preact';
+import type { ButtonHTMLAttributes, ComponentChildren, TargetedMouseEvent } from 'preact';
 import type { Incident } from '@terdut/client';
 import { errorText, type Me, type ServerInfo } from './api.ts';
 
@@ -77,7 +77,12 @@ export function LoadingNote(props: { loaded: Loaded<unknown> }) {
   );
 }
 
-/** Runs a server action, remembering its error for display where the action is. */
+/**
+ * Runs a server action, remembering its error for display where the action is.
+ * One at a time: `run` while the last one still runs does nothing and answers
+ * `false`, so a key pressed twice (the queue's `a`) or a second press before
+ * the page drew the button busy never sends the request twice.
+ */
 export function useAction(): {
   busy: boolean;
   error: string | undefined;
@@ -86,11 +91,15 @@ export function useAction(): {
 } {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
+  // A ref, not `busy`: the state is the last render's, and two presses can come before the next.
+  const running = useRef(false);
   return {
     busy,
     error,
     clear: () => setError(undefined),
     async run(action) {
+      if (running.current) return false;
+      running.current = true;
       setBusy(true);
       setError(undefined);
       try {
@@ -100,10 +109,50 @@ export function useAction(): {
         setError(errorText(failure));
         return false;
       } finally {
+        running.current = false;
         setBusy(false);
       }
     },
   };
+}
+
+export type ButtonProps = Omit<ButtonHTMLAttributes<HTMLButtonElement>, 'disabled' | 'onClick'> & {
+  /** Its request runs: it does nothing, and says so (`aria-busy`, `aria-disabled`). */
+  busy?: boolean;
+  /** It cannot act now (nothing to send yet, the first row cannot move up). */
+  disabled?: boolean;
+  onClick?: (event: TargetedMouseEvent<HTMLButtonElement>) => void;
+};
+
+/**
+ * Every button of the app that can be unable to act: it keeps the keyboard
+ * focus while it is. The `disabled` attribute takes the focus away (a
+ * disabled element cannot hold it; it falls to the page's body), so a
+ * keyboard or screen reader user who pressed Save started again from the top
+ * of the page. `aria-disabled` says "unavailable" the same way, and the press
+ * is cancelled here instead: a click, Enter or Space on it, or Enter in a
+ * field of its form (the browser submits a form by clicking its first submit
+ * button, and a cancelled click submits nothing). A busy one is
+ * `aria-busy` too, while its request runs.
+ *
+ *   <Button type="submit" busy={action.busy}>Save</Button>
+ */
+export function Button({ busy = false, disabled = false, onClick, ...rest }: ButtonProps) {
+  const inert = busy || disabled;
+  return (
+    <button
+      {...rest}
+      aria-disabled={inert ? 'true' : undefined}
+      aria-busy={busy ? 'true' : undefined}
+      onClick={(event) => {
+        if (inert) {
+          event.preventDefault();
+          return;
+        }
+        onClick?.(event);
+      }}
+    />
+  );
 }
 
 /**

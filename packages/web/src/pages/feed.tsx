@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ErrorNote, formatTime, useAction } from '../ui.tsx';
+import { Button, ErrorNote, formatTime, useAction } from '../ui.tsx';
 
 /**
  * A secret calendar feed: the server keeps only a hash, so the URL can be
@@ -54,9 +54,9 @@ export function CalendarFeedPanel(props: {
       )}
       <ErrorNote error={action.error} />
       <div class="actions">
-        <button
+        <Button
           type="button"
-          disabled={action.busy}
+          busy={action.busy}
           onClick={() => {
             setNote(undefined);
             void action.run(async () => {
@@ -66,13 +66,13 @@ export function CalendarFeedPanel(props: {
           }}
         >
           Turn on or get a new feed URL
-        </button>
+        </Button>
         {/* Only a feed that is on can be turned off. */}
         {on && (
-          <button
+          <Button
             type="button"
             class="danger"
-            disabled={action.busy}
+            busy={action.busy}
             onClick={() => {
               setUrl(undefined);
               void action.run(props.remove).then((done) => {
@@ -83,7 +83,7 @@ export function CalendarFeedPanel(props: {
             }}
           >
             Turn the feed off
-          </button>
+          </Button>
         )}
       </div>
     </div>

@@ -5,6 +5,7 @@ import { Link } from '../router.tsx';
 import { useLive } from '../live.ts';
 import { readSession, removeSession, removeSessionPrefixed, writeSession } from '../session-store.ts';
 import {
+  Button,
   ErrorNote,
   formatTime,
   isSnoozed,
@@ -48,11 +49,11 @@ export function IncidentPage(props: { id: number }) {
   const refresh = incident.reload;
   useLive((change) => change.topic !== 'schedule' && (change.incident_id ?? props.id) === props.id, refresh);
   const action = useAction();
-  // The pressed button is disabled while the server answers, which takes the focus from it to the
-  // page's body: a keyboard or screen reader user would start again from the top after each action.
-  // Once the incident is fetched again, the focus comes back to the button, or to the Actions group
-  // when the button made way for another (Snooze for Un-snooze), without scrolling: a refusal shown
-  // above must stay in view.
+  // The pressed button keeps the focus while the server answers (see Button), but it may make way
+  // for another once the incident is fetched again (Snooze for Un-snooze), which drops the focus to
+  // the page's body: a keyboard or screen reader user would start again from the top after each
+  // action. The focus goes back to the button if it is still there, or else to the Actions group,
+  // without scrolling: a refusal shown above must stay in view.
   const focusAfter = useRef<{
     pressed: Element | null;
     group: HTMLElement | null;
@@ -189,26 +190,26 @@ function Actions(props: {
     return (
       <div class="actions" role="group" aria-label="Actions" tabIndex={-1}>
         {incident.archived_at === undefined ? (
-          <button disabled={busy} onClick={() => void act(() => client.incidents.archive(id))}>
+          <Button busy={busy} onClick={() => void act(() => client.incidents.archive(id))}>
             Archive
-          </button>
+          </Button>
         ) : (
-          <button disabled={busy} onClick={() => void act(() => client.incidents.unarchive(id))}>
+          <Button busy={busy} onClick={() => void act(() => client.incidents.unarchive(id))}>
             Un-archive
-          </button>
+          </Button>
         )}
       </div>
     );
   return (
     <div class="actions" role="group" aria-label="Actions" tabIndex={-1}>
       {incident.status === 'triggered' && (
-        <button
+        <Button
           class="primary big"
-          disabled={busy}
+          busy={busy}
           onClick={() => void act(() => client.incidents.acknowledge(id))}
         >
           Acknowledge
-        </button>
+        </Button>
       )}
       <AssignControl
         incident={incident}
@@ -217,9 +218,9 @@ function Actions(props: {
         onAssign={(userId) => act(() => client.incidents.assign(id, userId))}
       />
       {isSnoozed(incident) ? (
-        <button disabled={busy} onClick={() => void act(() => client.incidents.unsnooze(id))}>
+        <Button busy={busy} onClick={() => void act(() => client.incidents.unsnooze(id))}>
           Un-snooze
-        </button>
+        </Button>
       ) : (
         <span class="assign">
           <label class="inline">
@@ -237,12 +238,9 @@ function Actions(props: {
               <option key={choice} value={choice} />
             ))}
           </datalist>
-          <button
-            disabled={busy}
-            onClick={() => void act(() => client.incidents.snooze(id, duration.trim()))}
-          >
+          <Button busy={busy} onClick={() => void act(() => client.incidents.snooze(id, duration.trim()))}>
             Snooze
-          </button>
+          </Button>
         </span>
       )}
       {confirming ? (
@@ -256,27 +254,27 @@ function Actions(props: {
           }}
         >
           <span>Resolving is final: the incident cannot be reopened.</span>
-          <button
+          <Button
             class="danger"
-            disabled={busy}
+            busy={busy}
             onClick={() => void act(() => client.incidents.resolve(id)).then(() => setConfirming(false))}
           >
             Yes, resolve
-          </button>
+          </Button>
           <button ref={cancelButton} onClick={() => setConfirming(false)}>
             Cancel
           </button>
         </span>
       ) : (
-        <button ref={resolveButton} class="danger" disabled={busy} onClick={() => setConfirming(true)}>
+        <Button ref={resolveButton} class="danger" busy={busy} onClick={() => setConfirming(true)}>
           Resolve
-        </button>
+        </Button>
       )}
       {/* Last, never where Acknowledge was: a double tap on Acknowledge would land on it and page again. */}
       {incident.status === 'acknowledged' && (
-        <button disabled={busy} onClick={() => void act(() => client.incidents.unacknowledge(id))}>
+        <Button busy={busy} onClick={() => void act(() => client.incidents.unacknowledge(id))}>
           Take back acknowledgement
-        </button>
+        </Button>
       )}
     </div>
   );
@@ -402,9 +400,9 @@ function NoteForm(props: { incidentId: number; busy: boolean; onAdd(text: string
         Note
         <textarea rows={3} value={text} onInput={(event) => setText(event.currentTarget.value)} />
       </label>
-      <button type="submit" disabled={props.busy || text.trim() === ''}>
+      <Button type="submit" busy={props.busy} disabled={text.trim() === ''}>
         Add note
-      </button>
+      </Button>
     </form>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ApiKey } from '@terdut/client';
-import { ErrorNote, formatTime, useAction, useData, useSession } from '../ui.tsx';
+import { Button, ErrorNote, formatTime, useAction, useData, useSession } from '../ui.tsx';
 
 /** A list of API keys with create (the key shown once, never stored) and revoke. */
 export function ApiKeysPanel(props: {
@@ -69,9 +69,9 @@ export function ApiKeysPanel(props: {
           Key name
           <input value={name} required onInput={(event) => setName(event.currentTarget.value)} />
         </label>
-        <button type="submit" disabled={action.busy}>
+        <Button type="submit" busy={action.busy}>
           Create API key
-        </button>
+        </Button>
       </form>
     </div>
   );

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, client } from '../api.ts';
-import { ErrorNote, Page, useAction, useSession } from '../ui.tsx';
+import { Button, ErrorNote, Page, useAction, useSession } from '../ui.tsx';
 import { ApiKeysPanel } from './keys.tsx';
 import { CalendarFeedPanel } from './feed.tsx';
 import { ContactMethodsPanel, PagingWarning } from './paging.tsx';
@@ -59,9 +59,9 @@ export function MePage() {
           />
         </label>
         <ErrorNote error={password.error} />
-        <button type="submit" disabled={password.busy}>
+        <Button type="submit" busy={password.busy}>
           {has_password ? 'Change password' : 'Set password'}
-        </button>
+        </Button>
       </form>
       <PagingWarning />
       <h2>Notifications</h2>
@@ -83,9 +83,9 @@ export function MePage() {
           <input value={topic} onInput={(event) => setTopic(event.currentTarget.value)} />
         </label>
         <ErrorNote error={notify.error} />
-        <button type="submit" disabled={notify.busy}>
+        <Button type="submit" busy={notify.busy}>
           Save topic
-        </button>
+        </Button>
       </form>
       <h2>Contact methods</h2>
       <p class="muted">Where terdut pages me when I am on call or named in an escalation step.</p>

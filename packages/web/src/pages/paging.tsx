@@ -21,7 +21,7 @@ import {
 } from '../api.ts';
 import { useLive } from '../live.ts';
 import { Link, useLocation } from '../router.tsx';
-import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
+import { Button, ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 import { wallTimeToIso } from '../zoned-time.ts';
 
 /** Said when the signed-in person's contact methods changed, so the warning about them is read again. */
@@ -171,9 +171,9 @@ export function ContactMethodsPanel(props: { userId: number }) {
           Name (optional)
           <input value={name} onInput={(event) => setName(event.currentTarget.value)} />
         </label>
-        <button type="submit" disabled={action.busy}>
+        <Button type="submit" busy={action.busy}>
           Add contact method
-        </button>
+        </Button>
         <ErrorNote error={action.error} />
       </form>
     </div>
@@ -196,9 +196,9 @@ function ContactMethodCard(props: { method: ContactMethod; userId: number; onCha
         {!method.enabled && <span class="badge">off</span>}
       </div>
       <div class="row-actions">
-        <button
+        <Button
           class="small"
-          disabled={action.busy}
+          busy={action.busy}
           onClick={() =>
             void action.run(async () => {
               setResult(undefined);
@@ -207,10 +207,10 @@ function ContactMethodCard(props: { method: ContactMethod; userId: number; onCha
           }
         >
           Test {label}
-        </button>
-        <button
+        </Button>
+        <Button
           class="small"
-          disabled={action.busy}
+          busy={action.busy}
           onClick={() =>
             void action
               .run(() => api.setContactMethodEnabled(userId, method.id, !method.enabled))
@@ -218,17 +218,17 @@ function ContactMethodCard(props: { method: ContactMethod; userId: number; onCha
           }
         >
           {method.enabled ? 'Switch off' : 'Switch on'} {label}
-        </button>
-        <button
+        </Button>
+        <Button
           class="danger small"
-          disabled={action.busy}
+          busy={action.busy}
           onClick={() => {
             if (confirm(`Delete the contact method "${label}"? Pages stop going there.`))
               void action.run(() => api.deleteContactMethod(userId, method.id)).then(props.onChanged);
           }}
         >
           Delete {label}
-        </button>
+        </Button>
       </div>
       {result && (
         <p role="status" class={result.delivered ? 'ok' : 'error'}>
@@ -448,8 +448,8 @@ function PolicyEditor(props: {
     fieldError?.field === field
       ? { 'aria-invalid': true as const, 'aria-describedby': `${policyFieldId(field)}-error` }
       : {};
-  // A refused save puts the keyboard on the field the refusal names: the Save button was disabled
-  // while the request ran, which took the focus from it, and the field may be far above.
+  // A refused save puts the keyboard on the field the refusal names: the field may be far above
+  // the Save button, where the focus stayed.
   useEffect(() => {
     if (fieldError === undefined) return;
     const element = document.getElementById(policyFieldId(fieldError.field));
@@ -655,9 +655,9 @@ function PolicyEditor(props: {
       </label>
       {fieldError === undefined && <ErrorNote error={action.error} />}
       <div class="row-actions">
-        <button type="submit" class="primary" disabled={action.busy}>
+        <Button type="submit" class="primary" busy={action.busy}>
           Save policy
-        </button>
+        </Button>
         <button type="button" class="quiet" onClick={props.onDone}>
           Cancel
         </button>
@@ -805,9 +805,9 @@ export function HeartbeatsPage() {
               onInput={(event) => setMatchers(event.currentTarget.value)}
             />
           </label>
-          <button type="submit" disabled={action.busy}>
+          <Button type="submit" busy={action.busy}>
             Add heartbeat
-          </button>
+          </Button>
         </form>
       )}
     </Page>
@@ -929,9 +929,9 @@ export function MaintenancePage() {
             Label matchers, one a line (none: every incident)
             <textarea rows={2} value={matchers} onInput={(event) => setMatchers(event.currentTarget.value)} />
           </label>
-          <button type="submit" disabled={action.busy}>
+          <Button type="submit" busy={action.busy}>
             Schedule window
-          </button>
+          </Button>
         </form>
       )}
     </Page>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ServiceAccount } from '@terdut/client';
 import { api, client, type AuditEntry, type Person, type Role } from '../api.ts';
-import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
+import { Button, ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 import { ApiKeysPanel } from './keys.tsx';
 
 /** Audit entries per page; Older entries reads the next ones (GET /api/audit?before=). */
@@ -72,9 +72,9 @@ export function PeoplePage() {
       </div>
       {audit.data !== undefined && audit.data.length === AUDIT_PAGE && !olderAudit.complete && (
         <p>
-          <button
+          <Button
             type="button"
-            disabled={loadOlder.busy}
+            busy={loadOlder.busy}
             onClick={() =>
               void loadOlder.run(async () => {
                 const older = await api.audit(AUDIT_PAGE, auditEntries.at(-1)!.id);
@@ -86,7 +86,7 @@ export function PeoplePage() {
             }
           >
             Older entries
-          </button>
+          </Button>
         </p>
       )}
       {olderAudit.complete && <p class="muted">That is the whole audit log.</p>}
@@ -131,9 +131,9 @@ function NewPerson(props: { onCreated: () => void }) {
           <option value="admin">admin</option>
         </select>
       </label>
-      <button type="submit" disabled={action.busy}>
+      <Button type="submit" busy={action.busy}>
         Add person
-      </button>
+      </Button>
       <ErrorNote error={action.error} />
     </form>
   );
@@ -156,23 +156,23 @@ function PersonCard(props: { person: Person; onChanged: () => void }) {
         </span>
       </div>
       <div class="row-actions">
-        <button
-          disabled={action.busy}
+        <Button
+          busy={action.busy}
           onClick={() => void action.run(() => api.setRole(person.id, other)).then(props.onChanged)}
         >
           Make {person.username} {other}
-        </button>
+        </Button>
         {person.id !== me.user.id && (
-          <button
+          <Button
             class="danger"
-            disabled={action.busy}
+            busy={action.busy}
             onClick={() => {
               if (confirm(`Delete ${person.username}? Their sessions and API keys stop working.`))
                 void action.run(() => client.users.delete(person.id)).then(props.onChanged);
             }}
           >
             Delete {person.username}
-          </button>
+          </Button>
         )}
       </div>
       <form
@@ -200,9 +200,9 @@ function PersonCard(props: { person: Person; onChanged: () => void }) {
             onInput={(event) => setPassword(event.currentTarget.value)}
           />
         </label>
-        <button type="submit" disabled={action.busy}>
+        <Button type="submit" busy={action.busy}>
           Set password
-        </button>
+        </Button>
       </form>
       {message && (
         <p role="status" class="ok">
@@ -247,9 +247,9 @@ function NewServiceAccount(props: { onCreated: () => void }) {
           Service account name
           <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
         </label>
-        <button type="submit" disabled={action.busy}>
+        <Button type="submit" busy={action.busy}>
           Add service account
-        </button>
+        </Button>
         <ErrorNote error={action.error} />
       </form>
       {key && (

@@ -7,6 +7,7 @@ import { readSession, writeSession } from '../session-store.ts';
 import { PagingWarning } from './paging.tsx';
 import {
   age,
+  Button,
   ErrorNote,
   isSnoozed,
   LoadingNote,
@@ -103,10 +104,29 @@ export function QueuePage() {
   // At the top of the page it scrolled a phone away from the row and did not say which incident it
   // was about.
   const [actedOn, setActedOn] = useState<number | undefined>(undefined);
+  // The button pressed keeps the focus while the server answers, but Acknowledge makes way once the
+  // list is read again, and the focus would fall to the page's body: it goes to the row's title then,
+  // where the keys act on the same incident and Tab goes on from the row.
+  const pressedInRow = useRef<{ id: number; pressed: Element; answered: boolean }>(undefined);
   const act = async (id: number, work: () => Promise<unknown>) => {
     setActedOn(id);
-    if (await action.run(work)) queue.reload();
+    const pressed = document.activeElement;
+    const inRow = pressed?.closest(`[data-incident="${id}"]`) ? pressed : null;
+    const mine = inRow === null ? undefined : { id, pressed: inRow, answered: false };
+    pressedInRow.current = mine;
+    const done = await action.run(work);
+    if (mine !== undefined) mine.answered = true;
+    if (done) queue.reload();
   };
+  useEffect(() => {
+    const after = pressedInRow.current;
+    if (after === undefined || !after.answered) return;
+    pressedInRow.current = undefined;
+    if (after.pressed.isConnected || document.activeElement !== document.body) return;
+    document
+      .querySelector<HTMLElement>(`[data-incident="${after.id}"] a.title`)
+      ?.focus({ preventScroll: true });
+  }, [queue.data]);
   // A refusal about an incident no longer listed (resolved meanwhile) is shown at the top instead.
   const actedOnShown = shown.some((incident) => incident.id === actedOn);
 
@@ -220,14 +240,14 @@ export function QueuePage() {
             {incident.status !== 'resolved' && (
               <div class="row-actions">
                 {incident.status === 'triggered' && (
-                  <button
+                  <Button
                     class="primary"
-                    disabled={action.busy}
+                    busy={action.busy}
                     aria-describedby={`title-${incident.id}`}
                     onClick={() => void act(incident.id, () => client.incidents.acknowledge(incident.id))}
                   >
                     Acknowledge
-                  </button>
+                  </Button>
                 )}
                 <AssignControl
                   incident={incident}
@@ -274,9 +294,9 @@ export function AssignControl(props: {
           </option>
         ))}
       </select>
-      <button disabled={props.busy} onClick={() => void props.onAssign(Number(userId))}>
+      <Button busy={props.busy} onClick={() => void props.onAssign(Number(userId))}>
         Assign
-      </button>
+      </Button>
     </span>
   );
 }

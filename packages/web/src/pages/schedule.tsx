@@ -3,7 +3,7 @@ import type { ScheduleEntry } from '@terdut/client';
 import { api, client, errorText, TerdutApiError } from '../api.ts';
 import { Link, useLocation } from '../router.tsx';
 import { useLive } from '../live.ts';
-import { ErrorNote, Page, todayIn, useAction, useData, useSession } from '../ui.tsx';
+import { Button, ErrorNote, Page, todayIn, useAction, useData, useSession } from '../ui.tsx';
 
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 
@@ -235,9 +235,9 @@ export function SchedulePage() {
               ))}
             </select>
           </label>
-          <button type="submit" class="primary" disabled={picked.length === 0}>
+          <Button type="submit" class="primary" disabled={picked.length === 0}>
             Assign days
-          </button>
+          </Button>
           {picked.length > 0 && (
             <button type="button" onClick={() => setPicked([])}>
               Clear selection

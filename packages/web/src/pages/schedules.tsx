@@ -3,7 +3,7 @@ import type { OnCall, Rotation, RotationInput, Schedule, ShiftUnit, TimelineSegm
 import { api, client, type Person } from '../api.ts';
 import { Link } from '../router.tsx';
 import { useLive } from '../live.ts';
-import { ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
+import { Button, ErrorNote, formatTime, Page, useAction, useData, useSession } from '../ui.tsx';
 import { CalendarFeedPanel } from './feed.tsx';
 import { wallTimeOccursTwice, wallTimeToIso, zoneAbbreviation } from '../zoned-time.ts';
 
@@ -137,9 +137,9 @@ export function SchedulesPage() {
                 <option key={known} value={known} />
               ))}
             </datalist>
-            <button type="submit" class="primary" disabled={action.busy}>
+            <Button type="submit" class="primary" busy={action.busy}>
               Create schedule
-            </button>
+            </Button>
           </form>
         </>
       )}
@@ -294,7 +294,7 @@ function RotationForm(props: {
           {participants.map((id, index) => (
             <li key={id}>
               {nameOf(id)}{' '}
-              <button
+              <Button
                 type="button"
                 class="quiet small"
                 disabled={index === 0}
@@ -308,7 +308,7 @@ function RotationForm(props: {
                 }
               >
                 ↑
-              </button>
+              </Button>
               <button
                 type="button"
                 class="quiet small"
@@ -333,7 +333,7 @@ function RotationForm(props: {
               ))}
             </select>
           </label>
-          <button
+          <Button
             type="button"
             disabled={candidate === ''}
             onClick={() => {
@@ -342,7 +342,7 @@ function RotationForm(props: {
             }}
           >
             Add participant
-          </button>
+          </Button>
         </div>
       </fieldset>
       <div class="field-row">
@@ -424,9 +424,9 @@ function RotationForm(props: {
       </fieldset>
       <ErrorNote error={action.error} />
       <div class="actions">
-        <button type="submit" class="primary" disabled={action.busy}>
+        <Button type="submit" class="primary" busy={action.busy}>
           {existing ? 'Save rotation' : 'Add rotation'}
-        </button>
+        </Button>
         <button type="button" onClick={props.onDone}>
           Cancel
         </button>
@@ -501,9 +501,9 @@ function OverrideForm(props: { schedule: Schedule; people: Person[]; onAdded: ()
         </label>
       </div>
       <ErrorNote error={action.error} />
-      <button type="submit" class="primary" disabled={action.busy}>
+      <Button type="submit" class="primary" busy={action.busy}>
         Add override
-      </button>
+      </Button>
     </form>
   );
 }

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, errorText, type Me, type ServerInfo } from '../api.ts';
+import { Button } from '../ui.tsx';
 
 /** Password sign-in, and SSO when the server has OIDC; errors as the server words them. */
 export function SignInPage(props: {
@@ -63,9 +64,9 @@ export function SignInPage(props: {
             {error}
           </p>
         )}
-        <button type="submit" class="primary" disabled={busy}>
+        <Button type="submit" class="primary" busy={busy}>
           Sign in
-        </button>
+        </Button>
       </form>
       {props.info.oidc && (
         <>
