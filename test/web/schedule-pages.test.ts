@@ -237,6 +237,64 @@ describe('the schedule pages [pglite]', () => {
     assert.match(await card.innerText(), new RegExp(`Next: ${next.username ?? 'no one'}`));
   });
 
+  test('a rotation with a person in it twice (admin, mia, admin, carol) is edited place by place', async () => {
+    const schedule = await stack.api('POST', '/api/schedules', {
+      name: 'Repeats',
+      time_zone: 'Europe/Berlin',
+    });
+    assert.equal(schedule.status, 201, JSON.stringify(schedule.body));
+    const id = schedule.body.id as number;
+    const rotation = await stack.api('POST', `/api/schedules/${id}/rotations`, {
+      name: 'Twice',
+      participant_ids: [stack.admin.id, stack.member.id, stack.admin.id, carol],
+      shift_length: 1,
+      shift_unit: 'weeks',
+      start_date: berlinDates().monday,
+      handoff_time: '09:00',
+    });
+    assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+    const order = async () =>
+      (
+        (await stack.api('GET', `/api/schedules/${id}`)).body.rotations[0].participants as {
+          username: string;
+        }[]
+      ).map((participant) => participant.username);
+
+    const page = await newPage('admin');
+    await page.goto(`${stack.url}/schedules/${id}`);
+    await page.getByText('admin → mia → admin → carol').waitFor();
+
+    await page.getByRole('button', { name: 'Edit Twice' }).click();
+    const form = page.getByRole('form', { name: 'Edit rotation Twice' });
+    const places = form.locator('ol.participants > li');
+    const names = async () => (await places.allInnerTexts()).map((text) => text.replace(/[↑×\s]+$/u, ''));
+    assert.deepEqual(await names(), ['admin', 'mia', 'admin', 'carol']);
+    // The second admin goes; the first stays where it was.
+    await places
+      .nth(2)
+      .getByRole('button', { name: /^Remove admin/ })
+      .click();
+    assert.deepEqual(await names(), ['admin', 'mia', 'carol']);
+    // Someone already in the order can be added again, at the end.
+    await form.getByLabel('Person to add').selectOption({ label: 'admin' });
+    await form.getByRole('button', { name: 'Add participant' }).click();
+    assert.deepEqual(await names(), ['admin', 'mia', 'carol', 'admin']);
+    await places
+      .nth(3)
+      .getByRole('button', { name: /^Move admin up/ })
+      .click();
+    assert.deepEqual(await names(), ['admin', 'mia', 'admin', 'carol']);
+    // And the first admin goes: the second one stays, after mia.
+    await places
+      .nth(0)
+      .getByRole('button', { name: /^Remove admin/ })
+      .click();
+    assert.deepEqual(await names(), ['mia', 'admin', 'carol']);
+    await form.getByRole('button', { name: 'Save rotation' }).click();
+    await page.getByText('mia → admin → carol').waitFor();
+    assert.deepEqual(await order(), ['mia', 'admin', 'carol']);
+  });
+
   test("the schedule's feed and a person's own feed are shown once and serve text/calendar", async () => {
     const page = await newPage('admin');
     await page.goto(`${stack.url}/schedules/${scheduleId}`);

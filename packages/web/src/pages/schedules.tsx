@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { OnCall, Rotation, RotationInput, Schedule, ShiftUnit, TimelineSegment } from '@terdut/client';
 import { api, client, type Person } from '../api.ts';
 import { Link } from '../router.tsx';
@@ -216,6 +216,16 @@ function plural(count: number, unit: ShiftUnit): string {
   return `${count} ${count === 1 ? single : unit}`;
 }
 
+/**
+ * One place in a rotation's order. A person may hold several (A, B, A, C:
+ * the server keeps the order as given), so a place is told apart by `key`,
+ * made when the form adds it, not by who holds it.
+ */
+interface Place {
+  key: number;
+  userId: number;
+}
+
 /** Create or edit a rotation: people in order, shift, handoff, start, restrictions, layer. */
 function RotationForm(props: {
   scheduleId: number;
@@ -226,8 +236,10 @@ function RotationForm(props: {
 }) {
   const existing = props.rotation;
   const [name, setName] = useState(existing?.name ?? '');
-  const [participants, setParticipants] = useState<number[]>(
-    existing?.participants.map((participant) => participant.user_id) ?? [],
+  const placesMade = useRef(0);
+  const place = (userId: number): Place => ({ key: placesMade.current++, userId });
+  const [participants, setParticipants] = useState<Place[]>(
+    () => existing?.participants.map((participant) => place(participant.user_id)) ?? [],
   );
   const [candidate, setCandidate] = useState('');
   const [length, setLength] = useState(String(existing?.shift_length ?? 1));
@@ -244,12 +256,11 @@ function RotationForm(props: {
     props.people.find((person) => person.id === id)?.username ??
     existing?.participants.find((participant) => participant.user_id === id)?.username ??
     `#${id}`;
-  const available = props.people.filter((person) => !participants.includes(person.id));
 
   const submit = () => {
     const input: RotationInput = {
       name: name.trim(),
-      participant_ids: participants,
+      participant_ids: participants.map((participant) => participant.userId),
       shift_length: Number(length),
       shift_unit: unit,
       start_date: startDate,
@@ -291,18 +302,20 @@ function RotationForm(props: {
       <fieldset>
         <legend>Participants, in order</legend>
         <ol class="participants">
-          {participants.map((id, index) => (
-            <li key={id}>
-              {nameOf(id)}{' '}
+          {participants.map((participant, index) => (
+            <li key={participant.key}>
+              {nameOf(participant.userId)}{' '}
               <Button
                 type="button"
                 class="quiet small"
                 disabled={index === 0}
-                aria-label={`Move ${nameOf(id)} up`}
+                aria-label={`Move ${nameOf(participant.userId)} up from place ${index + 1}`}
                 onClick={() =>
                   setParticipants((current) => {
+                    const at = current.indexOf(participant);
+                    if (at <= 0) return current;
                     const next = [...current];
-                    [next[index - 1], next[index]] = [next[index]!, next[index - 1]!];
+                    [next[at - 1], next[at]] = [next[at]!, next[at - 1]!];
                     return next;
                   })
                 }
@@ -312,8 +325,8 @@ function RotationForm(props: {
               <button
                 type="button"
                 class="quiet small"
-                aria-label={`Remove ${nameOf(id)}`}
-                onClick={() => setParticipants((current) => current.filter((other) => other !== id))}
+                aria-label={`Remove ${nameOf(participant.userId)} from place ${index + 1}`}
+                onClick={() => setParticipants((current) => current.filter((other) => other !== participant))}
               >
                 ×
               </button>
@@ -326,7 +339,7 @@ function RotationForm(props: {
             Person to add
             <select value={candidate} onChange={(event) => setCandidate(event.currentTarget.value)}>
               <option value="">Choose…</option>
-              {available.map((person) => (
+              {props.people.map((person) => (
                 <option key={person.id} value={String(person.id)}>
                   {person.username}
                 </option>
@@ -337,7 +350,7 @@ function RotationForm(props: {
             type="button"
             disabled={candidate === ''}
             onClick={() => {
-              setParticipants((current) => [...current, Number(candidate)]);
+              setParticipants((current) => [...current, place(Number(candidate))]);
               setCandidate('');
             }}
           >
@@ -627,8 +640,9 @@ export function ScheduleDetailPage(props: { id: number }) {
                   {rotation.name} <span class="badge">layer {rotation.layer}</span>
                 </h3>
                 <p>
+                  {/* By place: a person may be in the order twice (A, B, A, C). */}
                   {rotation.participants.map((participant, index) => (
-                    <span key={participant.user_id}>
+                    <span key={index}>
                       {index > 0 && ' → '}
                       {participant.username}
                       {participant.deleted && ' (deleted)'}
