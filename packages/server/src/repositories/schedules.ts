@@ -93,6 +93,16 @@ export async function updateSchedule(
   return result.rows[0];
 }
 
+/**
+ * Locks schedule `id` until the transaction ends, so changes to one schedule
+ * take turns: each then reads who is on call as the one before it left it.
+ * NO KEY UPDATE, not UPDATE: rows referring to the schedule (overrides,
+ * handoff notices) can still be written meanwhile.
+ */
+export async function lockSchedule(db: Queryable, id: number): Promise<void> {
+  await db.query('SELECT 1 FROM schedules WHERE id = $1 FOR NO KEY UPDATE', [id]);
+}
+
 /** Makes `id` the one default: clears the old flag first, as the partial unique index requires. */
 export async function makeDefaultSchedule(db: Queryable, id: number): Promise<void> {
   await db.query('UPDATE schedules SET is_default = false WHERE is_default AND id <> $1', [id]);

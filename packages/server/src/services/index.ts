@@ -79,7 +79,17 @@ export function createServices(deps: ServiceDeps): Services {
   const throttle = new SignInThrottle(deps);
   const bootstrapGate = new BootstrapGate(deps);
   const oidc = deps.config.oidc;
-  const schedules = new SchedulesService({ ...deps, audit });
+  // A change that moves who is on call now tells both people in its own
+  // transaction (handoff notices); the notice service reads schedules, hence
+  // the late binding.
+  const schedules: SchedulesService = new SchedulesService({
+    ...deps,
+    audit,
+    onCallChanges: {
+      changed: (tx, change): Promise<boolean> => handoffNotices.changed(tx, change),
+      committed: () => handoffNotices.committed(),
+    },
+  });
   const incidents = new IncidentService(deps);
   const paging = new PagingService({
     ...deps,
@@ -93,6 +103,12 @@ export function createServices(deps: ServiceDeps): Services {
     onCall: (ref) => scheduleOnCallLookup(schedules, ref),
   });
   const heartbeats = new HeartbeatService({ ...deps, audit });
+  const handoffNotices: HandoffNoticeService = new HandoffNoticeService({
+    ...deps,
+    schedules,
+    paging,
+    ...(deps.wakePaging ? { onClaimed: () => paging.wake() } : {}),
+  });
   // Remembers the owners of API keys; whoever takes rights away empties it.
   const authentication = new AuthenticationService({ ...deps, sessions });
   const credentialsChanged = () => authentication.forgetApiKeys();
@@ -125,12 +141,7 @@ export function createServices(deps: ServiceDeps): Services {
     heartbeats,
     incidents,
     paging,
-    handoffNotices: new HandoffNoticeService({
-      ...deps,
-      schedules,
-      paging,
-      ...(deps.wakePaging ? { onClaimed: () => paging.wake() } : {}),
-    }),
+    handoffNotices,
     escalationPolicies: new EscalationPolicyService({ ...deps, audit }),
     contactMethods: new ContactMethodService({ ...deps, paging, audit }),
     maintenanceWindows: new MaintenanceWindowService({ ...deps, audit }),

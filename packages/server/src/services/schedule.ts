@@ -1,5 +1,4 @@
 import { MAX_DATES_PER_REQUEST } from '@terdut/contract';
-import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { requireAdmin, type Principal } from '../auth/principal.ts';
 import { ApiError, badRequest, conflict, notFound } from '../errors.ts';
@@ -57,13 +56,11 @@ export interface DayEntry extends ScheduleEntryRow {
  * entries are its whole-day overrides; days a rotation covers appear too.
  */
 export class ScheduleService {
-  readonly #db: Database;
   readonly #clock: Clock;
   readonly #schedules: SchedulesService;
   readonly #audit: AuditService;
 
-  constructor(deps: { db: Database; clock: Clock; schedules: SchedulesService; audit: AuditService }) {
-    this.#db = deps.db;
+  constructor(deps: { clock: Clock; schedules: SchedulesService; audit: AuditService }) {
     this.#clock = deps.clock;
     this.#schedules = deps.schedules;
     this.#audit = deps.audit;
@@ -133,8 +130,9 @@ export class ScheduleService {
   ): Promise<ScheduleEntryRow[]> {
     requireAdmin(principal, 'change the on-call schedule');
     const dates = validDates(request.dates);
-    return this.#db.transaction(async (tx) => {
-      const scheduleId = (await this.#schedules.defaultSchedule(tx)).id;
+    // Giving away today moves who is on call now: SchedulesService.change tells both people.
+    return this.#schedules.change('default', async (tx, schedule, now) => {
+      const scheduleId = schedule.id;
       const user = await findUserById(tx, request.userId);
       if (!user) throw notFound(`user ${request.userId}`);
       if (user.kind !== 'person') {
@@ -151,7 +149,7 @@ export class ScheduleService {
         if (taken.length > 0) throw heldByOthers(taken);
         await deleteDeletedUsersEntriesOn(tx, scheduleId, dates);
       }
-      await insertEntries(tx, scheduleId, user.id, dates, this.#clock.now());
+      await insertEntries(tx, scheduleId, user.id, dates, now);
       // Re-read rather than trust the insert: a concurrent request may have
       // taken a date between our check and our insert (ON CONFLICT DO NOTHING
       // then skipped it). Throwing rolls everything back: all or nothing.
@@ -188,9 +186,9 @@ export class ScheduleService {
           'add an override instead (POST /api/schedule with the date and "replace": true)',
       );
     }
-    await this.#db.transaction(async (tx) => {
-      const scheduleId = (await this.#schedules.defaultSchedule(tx)).id;
-      const taken = await takeBackOverride(tx, scheduleId, id, this.#clock.now());
+    await this.#schedules.change('default', async (tx, schedule, now) => {
+      const scheduleId = schedule.id;
+      const taken = await takeBackOverride(tx, scheduleId, id, now);
       if (!taken) throw notFound(`schedule entry ${id}`);
       await this.#audit.record(tx, {
         actor: principal,

@@ -27,6 +27,7 @@ import {
   listOverridesNear,
   listRotations,
   listSchedules,
+  lockSchedule,
   makeDefaultSchedule,
   replaceFeed,
   saveRotation,
@@ -100,6 +101,32 @@ export interface HandoffNotice {
   toUsername: string | null;
 }
 
+/** Someone on call (or nobody, `userId` null). */
+export interface OnCallPerson {
+  userId: number | null;
+  username: string | null;
+}
+
+/** A change to a schedule that moved who is on call at `at`, the moment it was saved. */
+export interface OnCallChange {
+  /** The schedule as the change left it. */
+  schedule: Schedule;
+  at: Date;
+  from: OnCallPerson;
+  to: OnCallPerson;
+}
+
+/**
+ * Told of every change that moves who is on call now, inside the change's
+ * transaction (services/paging/handoff-notices.ts tells both people).
+ */
+export interface OnCallChangeListener {
+  /** Runs in `tx`, so what it decides commits with the change or not at all; true when it has messages to send. */
+  changed(tx: Queryable, change: OnCallChange): Promise<boolean>;
+  /** After the change committed, when `changed` said true. */
+  committed(): void;
+}
+
 /** A rotation as a request gives it: the contract's type, one source for both sides. */
 export type { RotationInput } from '@terdut/contract';
 
@@ -150,14 +177,18 @@ export class SchedulesService {
   readonly #publicUrl: string | undefined;
   /** This installation's own (migration 1060): two servers' feeds never share a UID. */
   readonly #uidDomain: () => Promise<string>;
+  readonly #onCallChanges: OnCallChangeListener | undefined;
 
+  /** `onCallChanges`: told when a change moves who is on call now (handoff notices). */
   constructor(deps: {
     db: Database;
     clock: Clock;
     audit: AuditService;
     config: Pick<Config, 'timezone' | 'publicUrl'>;
+    onCallChanges?: OnCallChangeListener;
   }) {
     this.#db = deps.db;
+    this.#onCallChanges = deps.onCallChanges;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
     this.#serverZone = deps.config.timezone;
@@ -212,11 +243,11 @@ export class SchedulesService {
     if (input.is_default === false) {
       throw badRequest('field "is_default": make another schedule the default instead of clearing it here');
     }
-    return this.#db.transaction(async (tx) => {
-      const current = await findSchedule(tx, id);
-      if (!current) throw notFound(`schedule ${id}`);
+    // A new zone moves every wall-clock handoff, and so may who is on call now.
+    return this.change(id, async (tx, current) => {
       const name = input.name === undefined ? current.name : scheduleName(input.name);
-      const timeZone = input.time_zone === undefined ? current.time_zone : timeZoneField(input.time_zone);
+      const kept = current.time_zone_from_config ? null : current.time_zone;
+      const timeZone = input.time_zone === undefined ? kept : timeZoneField(input.time_zone);
       await uniqueName(name, () => updateSchedule(tx, id, { name, timeZone }));
       if (input.is_default === true) await makeDefaultSchedule(tx, id);
       await this.#record(tx, principal, 'schedule.updated', id, input, clientAddress);
@@ -270,8 +301,7 @@ export class SchedulesService {
     clientAddress: string,
   ): Promise<void> {
     requireAdmin(principal, 'change schedules');
-    await this.#db.transaction(async (tx) => {
-      await this.#find(tx, scheduleId);
+    await this.change(scheduleId, async (tx) => {
       if (!(await deleteRotation(tx, scheduleId, rotationId))) {
         throw notFound(`rotation ${rotationId} of schedule ${scheduleId}`);
       }
@@ -294,8 +324,7 @@ export class SchedulesService {
     rotationId?: number,
   ): Promise<RotationRow> {
     const fields = rotationFields(input);
-    return this.#db.transaction(async (tx) => {
-      await this.#find(tx, scheduleId);
+    return this.change(scheduleId, async (tx, _schedule, now) => {
       const existing = rotationId === undefined ? undefined : await findRotation(tx, scheduleId, rotationId);
       if (rotationId !== undefined && !existing)
         throw notFound(`rotation ${rotationId} of schedule ${scheduleId}`);
@@ -311,7 +340,7 @@ export class SchedulesService {
       // rotations on one layer the newer wins, and 1001 could never be sent back.
       const layer =
         input.layer ?? existing?.layer ?? Math.min((await highestLayer(tx, scheduleId)) + 1, MAX_LAYER);
-      const id = await saveRotation(tx, scheduleId, { ...fields, layer }, this.#clock.now(), rotationId);
+      const id = await saveRotation(tx, scheduleId, { ...fields, layer }, now, rotationId);
       await this.#record(
         tx,
         principal,
@@ -350,14 +379,13 @@ export class SchedulesService {
     if (endsAt.getTime() - startsAt.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
       throw badRequest(`an override may last at most ${MAX_WINDOW_DAYS} days; split it or use a rotation`);
     }
-    return this.#db.transaction(async (tx) => {
-      await this.#find(tx, scheduleId);
+    return this.change(scheduleId, async (tx, _schedule, now) => {
       await requirePerson(tx, input.user_id, 'user_id');
       const id = await insertSpanOverride(tx, scheduleId, {
         userId: input.user_id,
         startsAt,
         endsAt,
-        createdAt: this.#clock.now(),
+        createdAt: now,
       });
       await this.#record(
         tx,
@@ -374,9 +402,9 @@ export class SchedulesService {
   /**
    * Takes an override back. One that is running ends now instead of
    * vanishing: its past stays the record of who was on call (and paged),
-   * and the change now is a handoff like any other, so the person on call
-   * again and the one whose cover ended are told (handoff notices). One
-   * that has not begun, has ended, or is a whole-day entry is deleted.
+   * and the person on call again and the one whose cover ended are told
+   * (handoff notices). One that has not begun, has ended, or is a
+   * whole-day entry is deleted.
    */
   async removeOverride(
     principal: Principal,
@@ -385,12 +413,50 @@ export class SchedulesService {
     clientAddress: string,
   ): Promise<void> {
     requireAdmin(principal, 'change schedules');
-    await this.#db.transaction(async (tx) => {
-      await this.#find(tx, scheduleId);
-      const taken = await takeBackOverride(tx, scheduleId, overrideId, this.#clock.now());
+    await this.change(scheduleId, async (tx, _schedule, now) => {
+      const taken = await takeBackOverride(tx, scheduleId, overrideId, now);
       if (!taken) throw notFound(`override ${overrideId} of schedule ${scheduleId}`);
       await this.#record(tx, principal, taken.action, scheduleId, taken.detail, clientAddress);
     });
+  }
+
+  // ---- changes -------------------------------------------------------------
+
+  /**
+   * Runs `work`, a change to schedule `ref`, in one transaction, with the
+   * instant it counts as made (`now`). When it moves who is on call now,
+   * `onCallChanges` is told in the same transaction, so the people on both
+   * sides are told exactly once, or not at all if it rolls back. Changes to
+   * one schedule take turns (its row is locked first), so each compares
+   * with what the one before it left; two at once would each see the old
+   * person and tell the wrong one their shift ended.
+   *
+   * @example await schedules.change('default', (tx, schedule, now) => insertEntries(tx, schedule.id, …))
+   */
+  async change<T>(
+    ref: ScheduleRef,
+    work: (tx: Queryable, schedule: Schedule, now: Date) => Promise<T>,
+  ): Promise<T> {
+    const listener = this.#onCallChanges;
+    let toSend = false;
+    const result = await this.#db.transaction(async (tx) => {
+      const schedule = await this.#find(tx, ref);
+      await lockSchedule(tx, schedule.id);
+      const now = this.#clock.now();
+      const from = listener && (await this.#personOnCallAt(tx, schedule, now));
+      const result = await work(tx, schedule, now);
+      if (listener && from) {
+        // Read again: the change may have moved the schedule to another zone.
+        const changed = await this.#find(tx, schedule.id);
+        const to = await this.#personOnCallAt(tx, changed, now);
+        if (to.userId !== from.userId) {
+          toSend = await listener.changed(tx, { schedule: changed, at: now, from, to });
+        }
+      }
+      return result;
+    });
+    if (toSend) listener?.committed();
+    return result;
   }
 
   // ---- the effective schedule ---------------------------------------------
@@ -464,14 +530,20 @@ export class SchedulesService {
 
   /**
    * The changes of who is on call in (from, to), for handoff notices. Each
-   * says who hands over to whom; either side may be nobody.
+   * says who hands over to whom; either side may be nobody. Runs on `db`,
+   * so a caller's transaction sees its own writes.
    *
    * The notices themselves are sent by services/paging/handoff-notices.ts
    * (through `allHandoffsBetween`).
    */
-  async handoffsBetween(ref: ScheduleRef, from: Date, to: Date): Promise<HandoffNotice[]> {
-    const schedule = await this.#find(this.#db, ref);
-    const spec = await this.#spec(this.#db, schedule, from.getTime(), to.getTime());
+  async handoffsBetween(
+    ref: ScheduleRef,
+    from: Date,
+    to: Date,
+    db: Queryable = this.#db,
+  ): Promise<HandoffNotice[]> {
+    const schedule = await this.#find(db, ref);
+    const spec = await this.#spec(db, schedule, from.getTime(), to.getTime());
     const names = namesIn(spec);
     return handoffs(spec, from.getTime(), to.getTime()).map((h) => ({
       at: new Date(h.at),
@@ -698,6 +770,13 @@ export class SchedulesService {
   }
 
   // ---- internals -----------------------------------------------------------
+
+  /** Who is on call in `schedule` at `at`, with their name: one instant, as `onCallUserAt`. */
+  async #personOnCallAt(db: Queryable, schedule: Schedule, at: Date): Promise<OnCallPerson> {
+    const spec = await this.#spec(db, schedule, at.getTime(), at.getTime() + 1);
+    const { userId } = effectiveOnCallAt(spec, at.getTime());
+    return { userId, username: userId === null ? null : (namesIn(spec).get(userId) ?? null) };
+  }
 
   #resolve(row: ScheduleRow): Schedule {
     return {

@@ -352,7 +352,8 @@ forEachDatabase('handoff notices when an override is taken back while it runs', 
       },
     });
     assert.equal(override.status, 201, JSON.stringify(override.body));
-    assert.equal(await pass(), 2);
+    // Adding it told both (it began ten seconds ago, at 10:00, the instant the notices name).
+    assert.equal(await pass(), 0);
 
     clock.set('2026-12-08T11:00:00Z'); // noon: Carol has to leave
     const taken = await server.request({
@@ -362,7 +363,8 @@ forEachDatabase('handoff notices when an override is taken back while it runs', 
     });
     assert.equal(taken.status, 204);
     clock.advance(20_000);
-    assert.equal(await pass(), 2);
+    // Taking it back told both; the passes, which see that handoff too, add nothing.
+    assert.equal(await pass(), 0);
     assert.deepEqual(notices().sort(), [
       ['ended', 'alice', '2026-12-08T09:00:00.000Z'],
       ['ended', 'carol', '2026-12-08T11:00:00.000Z'],
@@ -390,5 +392,264 @@ forEachDatabase('handoff notices when an override is taken back while it runs', 
       as: admin,
     });
     assert.deepEqual(coming.body, []);
+  });
+});
+
+/**
+ * A change that moves who is on call now is a handoff at the moment it is
+ * saved: an override from an hour ago, a rotation added or edited, a day
+ * given away through the day API. The timeline shows the new person from
+ * earlier, outside the passes' look-back, so before this nobody was told:
+ * the new person did not know they would be paged, and the one relieved
+ * went on thinking they would be. Each notice is told once, by the change
+ * itself (passes on every replica afterwards add nothing), and an override
+ * from a minute ago, which the passes see as a handoff too, once as well.
+ */
+forEachDatabase('handoff notices when a change moves who is on call now', (database) => {
+  let server: TestApp;
+  let replica: TestApp;
+  let receiver: WebhookReceiver;
+  let admin: TestUser;
+  let alice: TestUser;
+  let bob: TestUser;
+  let carol: TestUser;
+  let dave: TestUser;
+  let payments: number;
+  let rotation: number;
+  // Tuesday 8 December 2026, 11:00 CET: the second week of a weekly rotation
+  // that began Monday 30 November 09:00, Alice's week then Bob's.
+  const clock = new ManualClock('2026-12-08T10:00:00Z');
+  const weekly = (participants: TestUser[]) => ({
+    name: 'Weekly',
+    participant_ids: participants.map((person) => person.id),
+    shift_length: 1,
+    shift_unit: 'weeks',
+    start_date: '2026-11-30',
+    handoff_time: '09:00',
+  });
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+    const config = testConfig({ TERDUT_TIMEZONE: 'UTC' });
+    server = await startTestApp(database(), { clock, config });
+    replica = await startTestApp(server.db, { clock, config });
+    admin = await server.createUser('change-admin', 'admin');
+    alice = await server.createUser('alice');
+    bob = await server.createUser('bob');
+    carol = await server.createUser('carol');
+    dave = await server.createUser('dave');
+    for (const person of [alice, bob, carol, dave]) {
+      const method = await server.request({
+        method: 'POST',
+        url: `/api/users/${person.id}/contact-methods`,
+        as: person,
+        payload: { kind: 'webhook', target: receiver.url },
+      });
+      assert.equal(method.status, 201, JSON.stringify(method.body));
+    }
+    const created = await server.request({
+      method: 'POST',
+      url: '/api/schedules',
+      as: admin,
+      payload: { name: 'Payments', time_zone: 'Europe/Berlin' },
+    });
+    payments = created.body.id;
+  });
+  after(async () => {
+    await replica.close();
+    await server.close();
+    await receiver.close();
+  });
+
+  const call = async (method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) => {
+    const response = await server.request({ method, url, as: admin, ...(payload ? { payload } : {}) });
+    assert.ok(response.status < 300, `${method} ${url}: ${response.status} ${JSON.stringify(response.body)}`);
+    return response.body;
+  };
+  const handoffs = () => receiver.received.filter((hook) => hook.body?.event === 'handoff');
+  /** The notices `change` sends (as the paging pass after it sends them), sorted. */
+  const toldBy = async (change: () => Promise<unknown>) => {
+    const seen = handoffs().length;
+    await change();
+    await server.app.services.paging.runOnce();
+    return handoffs()
+      .slice(seen)
+      .map((hook) => hook.body)
+      .sort((a, b) => `${a.kind}${a.person.username}`.localeCompare(`${b.kind}${b.person.username}`));
+  };
+  const short = (bodies: any[]) => bodies.map((body) => [body.kind, body.person.username, body.at]);
+  /** Passes on both replicas a little later claim nothing and send nothing. */
+  const passesAddNothing = async () => {
+    const seen = handoffs().length;
+    clock.advance(30_000);
+    for (const app of [server, replica, server]) {
+      assert.equal(await app.app.services.handoffNotices.runOnce(), 0);
+      await app.app.services.paging.runOnce();
+    }
+    assert.equal(
+      handoffs().length,
+      seen,
+      JSON.stringify(
+        short(
+          handoffs()
+            .slice(seen)
+            .map((h) => h.body),
+        ),
+      ),
+    );
+  };
+
+  test('a rotation added with Bob on call now tells Bob at once, until Mon 09:00', async () => {
+    const told = await toldBy(async () => {
+      rotation = (await call('POST', `/api/schedules/${payments}/rotations`, weekly([alice, bob]))).id;
+    });
+    assert.deepEqual(short(told), [['started', 'bob', '2026-12-08T10:00:00.000Z']]);
+    assert.equal(told[0].title, 'On call for Payments until Mon 09:00');
+    assert.equal(told[0].until, '2026-12-14T08:00:00.000Z');
+    await passesAddNothing();
+  });
+
+  test('an override from an hour ago tells Carol she is on call from now and Bob that he is relieved', async () => {
+    clock.set('2026-12-08T10:05:00Z');
+    const told = await toldBy(() =>
+      call('POST', `/api/schedules/${payments}/overrides`, {
+        user_id: carol.id,
+        starts_at: '2026-12-08T10:00:00+01:00',
+        ends_at: '2026-12-08T18:00:00+01:00',
+      }),
+    );
+    assert.deepEqual(short(told), [
+      ['ended', 'bob', '2026-12-08T10:05:00.000Z'],
+      ['started', 'carol', '2026-12-08T10:05:00.000Z'],
+    ]);
+    assert.equal(told[0].next.username, 'carol');
+    assert.match(told[0].text, /carol is on call now/);
+    assert.equal(told[1].title, 'On call for Payments until Tue 18:00');
+    assert.match(told[1].text, /started \(from bob\)/);
+    await passesAddNothing();
+  });
+
+  test('an override from a minute ago is told once, at its start, though the passes see that handoff too', async () => {
+    clock.set('2026-12-08T10:30:00Z');
+    const told = await toldBy(() =>
+      call('POST', `/api/schedules/${payments}/overrides`, {
+        user_id: dave.id,
+        starts_at: '2026-12-08T10:29:00Z',
+        ends_at: '2026-12-08T11:00:00Z',
+      }),
+    );
+    assert.deepEqual(short(told), [
+      ['ended', 'carol', '2026-12-08T10:29:00.000Z'],
+      ['started', 'dave', '2026-12-08T10:29:00.000Z'],
+    ]);
+    await passesAddNothing();
+  });
+
+  test('a change that leaves the same person on call tells nobody', async () => {
+    const told = await toldBy(async () => {
+      await call('POST', `/api/schedules/${payments}/overrides`, {
+        user_id: alice.id,
+        starts_at: '2026-12-09T09:00:00Z',
+        ends_at: '2026-12-09T10:00:00Z',
+      });
+      await call('PUT', `/api/schedules/${payments}/rotations/${rotation}`, {
+        ...weekly([alice, bob]),
+        name: 'Weekly rota',
+      });
+    });
+    assert.deepEqual(told, []);
+  });
+
+  test('editing the rotation so that Alice is on call now tells Alice and relieves Bob', async () => {
+    // Carol's cover ended at 18:00 CET; Bob's week shows through again.
+    clock.set('2026-12-08T17:30:00Z');
+    const told = await toldBy(() =>
+      call('PUT', `/api/schedules/${payments}/rotations/${rotation}`, weekly([bob, alice])),
+    );
+    assert.deepEqual(short(told), [
+      ['ended', 'bob', '2026-12-08T17:30:00.000Z'],
+      ['started', 'alice', '2026-12-08T17:30:00.000Z'],
+    ]);
+    assert.equal(told[1].title, 'On call for Payments until Mon 09:00');
+    await passesAddNothing();
+  });
+
+  test('two admins covering at once take turns: whoever is relieved is the one who was on call', async () => {
+    clock.set('2026-12-08T18:00:00Z');
+    const cover = (person: TestUser) =>
+      call('POST', `/api/schedules/${payments}/overrides`, {
+        user_id: person.id,
+        starts_at: '2026-12-08T17:00:00Z',
+        ends_at: '2026-12-08T19:00:00Z',
+      });
+    let first = '';
+    const told = await toldBy(async () => {
+      const [c, d] = await Promise.all([cover(carol), cover(dave)]);
+      first = c.id < d.id ? 'carol' : 'dave';
+    });
+    const second = first === 'carol' ? 'dave' : 'carol';
+    const at = '2026-12-08T18:00:00.000Z';
+    assert.deepEqual(
+      short(told),
+      [
+        ['ended', 'alice', at],
+        ['ended', first, at],
+        ['started', 'carol', at],
+        ['started', 'dave', at],
+      ].sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`)),
+    );
+    const onCall = await server.request({
+      method: 'GET',
+      url: `/api/schedules/${payments}/on-call?at=2026-12-08T18:00:00Z`,
+      as: admin,
+    });
+    assert.equal(onCall.body.username, second);
+    await passesAddNothing();
+  });
+
+  test('today given away through the day API tells Dave, and taking it back tells him it ended', async () => {
+    clock.set('2026-12-08T20:00:00Z');
+    let entry = 0;
+    const given = await toldBy(async () => {
+      entry = (await call('POST', '/api/schedule', { user_id: dave.id, dates: ['2026-12-08'] }))[0].id;
+    });
+    assert.deepEqual(short(given), [['started', 'dave', '2026-12-08T20:00:00.000Z']]);
+    assert.equal(given[0].schedule.name, 'Default');
+    assert.equal(given[0].until, '2026-12-09T00:00:00.000Z');
+
+    clock.set('2026-12-08T21:00:00Z');
+    const taken = await toldBy(() => call('DELETE', `/api/schedule/${entry}`));
+    assert.deepEqual(short(taken), [['ended', 'dave', '2026-12-08T21:00:00.000Z']]);
+    assert.match(taken[0].text, /nobody is on call now/);
+    await passesAddNothing();
+  });
+
+  test('an edit taken back at once tells Bob he is on call again, though he was told at the handoff', async () => {
+    // Monday 14 December 09:00 CET: Alice hands over to Bob, and both are told.
+    clock.set('2026-12-14T08:00:10Z');
+    const handedOver = await toldBy(() => server.app.services.handoffNotices.runOnce());
+    assert.deepEqual(short(handedOver), [
+      ['ended', 'alice', '2026-12-14T08:00:00.000Z'],
+      ['started', 'bob', '2026-12-14T08:00:00.000Z'],
+    ]);
+
+    clock.set('2026-12-14T08:05:00Z');
+    const edited = await toldBy(() =>
+      call('PUT', `/api/schedules/${payments}/rotations/${rotation}`, weekly([carol, alice])),
+    );
+    assert.deepEqual(short(edited), [
+      ['ended', 'bob', '2026-12-14T08:00:00.000Z'],
+      ['started', 'carol', '2026-12-14T08:00:00.000Z'],
+    ]);
+
+    clock.set('2026-12-14T08:07:00Z');
+    const takenBack = await toldBy(() =>
+      call('PUT', `/api/schedules/${payments}/rotations/${rotation}`, weekly([bob, alice])),
+    );
+    assert.deepEqual(short(takenBack), [
+      ['ended', 'carol', '2026-12-14T08:07:00.000Z'],
+      ['started', 'bob', '2026-12-14T08:07:00.000Z'],
+    ]);
+    await passesAddNothing();
   });
 });

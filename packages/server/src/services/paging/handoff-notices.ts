@@ -11,9 +11,23 @@
  * go through the paging outbox, with its retries and providers. A handoff
  * older than the look-back is never told: after downtime, nobody gets a
  * flood of stale "you are on call" messages.
+ *
+ * A change to a schedule that moves who is on call now (an override from an
+ * hour ago, a rotation edited, today given away) is a handoff at the moment
+ * it is saved, though the timeline shows the new person from earlier: the
+ * passes cannot see it (no handoff in their window), so the change itself
+ * claims its notices, in its own transaction (`changed`, through
+ * SchedulesService.change): told once, or not at all if it rolls back.
  */
 import type { Clock } from '../../clock.ts';
-import type { HandoffNotice, Schedule, SchedulesService } from '../schedules.ts';
+import type { Queryable } from '../../db/database.ts';
+import type {
+  HandoffNotice,
+  OnCallChange,
+  OnCallChangeListener,
+  Schedule,
+  SchedulesService,
+} from '../schedules.ts';
 import type { NewHandoffNotice } from '../../repositories/handoff-notices.ts';
 import type { PagingService } from './paging.ts';
 import { wallTimeOccursTwice } from '../schedule-timeline.ts';
@@ -23,7 +37,7 @@ export const HANDOFF_LOOK_BACK_MS = 15 * 60_000;
 export const HANDOFF_INTERVAL_MS = 30_000;
 const WEEK_MS = 7 * 86_400_000;
 
-export class HandoffNoticeService {
+export class HandoffNoticeService implements OnCallChangeListener {
   readonly #clock: Clock;
   readonly #schedules: SchedulesService;
   readonly #paging: PagingService;
@@ -60,7 +74,55 @@ export class HandoffNoticeService {
     return claimed;
   }
 
-  async #notices(schedule: Schedule, handoff: HandoffNotice): Promise<NewHandoffNotice[]> {
+  /**
+   * Claims the notices of `change` in `tx`, the change's transaction: the
+   * person on call now is told their shift started, the one relieved that
+   * theirs ended. When the new person's stretch began within the look-back
+   * (an override from a minute ago), the timeline has that handoff too and
+   * the passes would tell it: the notices then take its instant, so the
+   * unique key tells each once. When the new person was already told under
+   * that instant, it was for a stretch this change brings back (an edit
+   * taken back at once): then both are told under the change's own instant.
+   * True when any was claimed.
+   */
+  async changed(tx: Queryable, change: OnCallChange): Promise<boolean> {
+    const { schedule, at } = change;
+    const recent = await this.#schedules.handoffsBetween(
+      schedule.id,
+      new Date(at.getTime() - HANDOFF_LOOK_BACK_MS),
+      new Date(at.getTime() + 1),
+      tx,
+    );
+    const last = recent.at(-1);
+    let handoff: HandoffNotice = {
+      at: last !== undefined && last.toUserId === change.to.userId ? last.at : at,
+      fromUserId: change.from.userId,
+      fromUsername: change.from.username,
+      toUserId: change.to.userId,
+      toUsername: change.to.username,
+    };
+    let claimed = false;
+    for (const kind of ['started', 'ended'] as const) {
+      for (;;) {
+        const notice = (await this.#notices(schedule, handoff, tx)).find((each) => each.kind === kind);
+        if (notice === undefined) break;
+        if (await this.#paging.queueHandoffNotice(notice, tx)) {
+          claimed = true;
+          break;
+        }
+        if (handoff.at.getTime() === at.getTime()) break; // told already: two changes at one instant
+        handoff = { ...handoff, at };
+      }
+    }
+    return claimed;
+  }
+
+  /** After a change's notices committed: send them now (a serving process) rather than at the next paging poll. */
+  committed(): void {
+    this.#onClaimed?.();
+  }
+
+  async #notices(schedule: Schedule, handoff: HandoffNotice, db?: Queryable): Promise<NewHandoffNotice[]> {
     const notices: NewHandoffNotice[] = [];
     const base = {
       version: '1',
@@ -70,7 +132,7 @@ export class HandoffNoticeService {
     };
     const next = handoff.toUsername ?? 'nobody';
     if (handoff.toUserId !== null) {
-      const { until } = await this.#schedules.onCallAt(schedule.id, handoff.at);
+      const { until } = await this.#schedules.onCallAt(schedule.id, handoff.at, db);
       const title =
         until === undefined
           ? `On call for ${schedule.name}`

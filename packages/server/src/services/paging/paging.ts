@@ -863,11 +863,12 @@ export class PagingService {
   /**
    * Claims a handoff notice (the unique key makes it once across replicas and
    * passes) and queues its message to each of the person's working contacts,
-   * in one transaction. False when it was claimed before.
+   * in one transaction: `within` when given (a schedule change that tells
+   * the notice as it commits), else its own. False when it was claimed before.
    */
-  async queueHandoffNotice(notice: NewHandoffNotice): Promise<boolean> {
+  async queueHandoffNotice(notice: NewHandoffNotice, within?: Queryable): Promise<boolean> {
     const now = this.#clock.now();
-    return this.#db.transaction(async (tx) => {
+    const claim = async (tx: Queryable) => {
       const id = await claimHandoffNotice(tx, notice, now);
       if (id === undefined) return false;
       const [person] = await findPageablePeople(tx, [notice.user_id]);
@@ -891,7 +892,8 @@ export class PagingService {
         now,
       );
       return true;
-    });
+    };
+    return within ? claim(within) : this.#db.transaction(claim);
   }
 
   async #compose(
