@@ -5,7 +5,7 @@
  * loopback port, and stop it again at the end.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, chmodSync, chownSync, existsSync, readdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, chmodSync, chownSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -76,10 +76,12 @@ export async function canConnect(url: string): Promise<boolean> {
  * `durable: true` keeps PostgreSQL's default, `fsync=on`, for benchmarks
  * that measure durable commits. `selfSignedTls: true` serves TLS with a
  * certificate made just now and signed by nobody, as the Zalando operator's
- * clusters do by default (and plain connections still work).
+ * clusters do by default (and plain connections still work); with
+ * `plainRefused: true` as well, pg_hba.conf takes TCP connections over TLS
+ * only (`hostssl`), and a plain one is refused with 28000 "no encryption".
  */
 export async function startTemporaryPostgres(
-  options: { durable?: boolean; selfSignedTls?: boolean } = {},
+  options: { durable?: boolean; selfSignedTls?: boolean; plainRefused?: boolean } = {},
 ): Promise<RunningPostgres> {
   const bin = postgresBinDir();
   const dir = mkdtempSync(join(tmpdir(), 'terdut-pg-'));
@@ -92,6 +94,13 @@ export async function startTemporaryPostgres(
     { encoding: 'utf8', ...user },
   );
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+  if (options.plainRefused) {
+    if (!options.selfSignedTls) throw new Error('plainRefused needs selfSignedTls: nothing could connect');
+    writeFileSync(
+      join(dataDir, 'pg_hba.conf'),
+      'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n',
+    );
+  }
   const port = await freePort();
   const args = ['-D', dataDir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'];
   args.push(
@@ -131,8 +140,9 @@ export async function startTemporaryPostgres(
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const readyUrl = options.plainRefused ? `${url}?sslmode=no-verify` : url;
   const deadline = Date.now() + 30_000;
-  while (!(await canConnect(url))) {
+  while (!(await canConnect(readyUrl))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`temporary PostgreSQL did not start: ${stderr.slice(-2000)}`);

@@ -110,7 +110,7 @@ export async function openPostgres(
   url: string,
   options: { max?: number; statementTimeoutMs?: number; queryTimeoutMs?: number } = {},
 ): Promise<Database> {
-  url = withLibpqSslModes(url);
+  url = await withFallbackSslMode(withLibpqSslModes(url));
   // The client stops waiting when no answer comes at all (a frozen server or
   // network), so a request fails with 5xx instead of hanging.
   const deadlines = new StatementDeadlines(options.queryTimeoutMs ?? 35_000);
@@ -441,6 +441,54 @@ export function withLibpqSslModes(url: string): string {
   if (sslmode === null || sslmode === 'no-verify' || parsed.searchParams.has('uselibpqcompat')) return url;
   parsed.searchParams.set('uselibpqcompat', 'true');
   return parsed.toString();
+}
+
+/**
+ * `sslmode=prefer` and `sslmode=allow` made concrete for this server, as libpq
+ * would connect (libpq-ssl.html, table 34.1): `prefer` (libpq's default, and
+ * what many generated URLs say) tries TLS and falls back to a plain
+ * connection when the server has no TLS; `allow` tries plain and falls back to
+ * TLS when the server demands it. node-postgres has no fallback: `prefer`
+ * failed on every server without TLS ("The server does not support SSL
+ * connections") and `allow` on every server with it required. One connection
+ * tried here decides for every later one (libpq decides per connection): a
+ * server that starts or stops serving TLS is seen at the next start.
+ * Whatever else fails here is left for the caller's first connection to
+ * report, with the mode libpq would have tried first.
+ */
+async function withFallbackSslMode(url: string): Promise<string> {
+  if (!URL.canParse(url)) return url;
+  const parsed = new URL(url);
+  const sslmode = parsed.searchParams.get('sslmode');
+  if (sslmode !== 'prefer' && sslmode !== 'allow') return url;
+  const withMode = (mode: string): string => {
+    const concrete = new URL(parsed);
+    concrete.searchParams.set('sslmode', mode);
+    return concrete.toString();
+  };
+  const [first, second] = sslmode === 'prefer' ? ['require', 'disable'] : ['disable', 'require'];
+  const probe = new pg.Client({ connectionString: withMode(first), connectionTimeoutMillis: 10_000 });
+  // A connection that fails after it opened must not crash the process (see the pool's listener).
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    return withMode(first);
+  } catch (error) {
+    const message = (error as Error).message;
+    // The server has no TLS (node-postgres' words for the server's 'N' to SSLRequest).
+    if (sslmode === 'prefer' && /does not support SSL/i.test(message)) return withMode(second);
+    // pg_hba.conf has only `hostssl` lines for this client: 28000 "no pg_hba.conf entry … no encryption".
+    if (
+      sslmode === 'allow' &&
+      (error as { code?: string }).code === '28000' &&
+      /no encryption/i.test(message)
+    ) {
+      return withMode(second);
+    }
+    return withMode(first);
+  } finally {
+    await probe.end().catch(() => {});
+  }
 }
 
 /** host:port/db of a connection URL, without user or password, for messages and logs. */
