@@ -521,6 +521,14 @@ export class SchedulesService {
     };
   }
 
+  /**
+   * Who is on call in `ref` at `at`, or now when no `at` is given: "now" is
+   * the app's clock, as everywhere else, never the machine's (tests move it).
+   */
+  async onCallAtOrNow(ref: ScheduleRef, at: Date | undefined): Promise<OnCallAnswer> {
+    return this.onCallAt(ref, at ?? this.#clock.now());
+  }
+
   /** Who is on call now, and who comes next (absent when nothing changes within the look-ahead). */
   async nowAndNext(ref: ScheduleRef): Promise<{ now: OnCallAnswer; next?: OnCallAnswer }> {
     const now = await this.onCallAt(ref, this.#clock.now());

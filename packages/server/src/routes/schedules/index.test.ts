@@ -124,6 +124,12 @@ forEachDatabase('schedules, rotations, overrides and feeds', (database) => {
     assert.equal(now.body.now.until, '2026-03-26T14:00:00.000Z');
     assert.equal(now.body.next.username, 'alice');
     assert.equal(now.body.next.until, '2026-03-30T07:00:00.000Z');
+    // Without `at`, on-call answers for now by the app's clock (12:00 UTC, Carol), as /now does.
+    const onCall = await call('GET', `/api/schedules/${berlin}/on-call`, undefined, alice);
+    assert.equal(onCall.status, 200);
+    assert.equal(onCall.body.at, clock.now().toISOString());
+    assert.equal(onCall.body.username, 'carol');
+    assert.equal(onCall.body.until, '2026-03-26T14:00:00.000Z');
 
     const timeline = await call(
       'GET',

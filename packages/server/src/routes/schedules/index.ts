@@ -294,7 +294,7 @@ export function schedulesRoutes(schedules: SchedulesService) {
           request.query.at === undefined
             ? undefined
             : scheduleInstantField('at', instantTextFromQuery(request.query.at));
-        return serializeOnCall(await schedules.onCallAt(request.params.id, at ?? new Date()));
+        return serializeOnCall(await schedules.onCallAtOrNow(request.params.id, at));
       },
     );
 
