@@ -84,7 +84,15 @@ export const IncidentSchema = Type.Object(
         'how many alerts joined this incident, firing or resolved, also those that fired again into a ' +
         "newer incident since (an alert's incident_id names only its newest)",
     }),
-    alerts: Type.Optional(Type.Array(AlertSchema, { description: 'only on GET /api/incidents/{id}' })),
+    alerts: Type.Optional(
+      Type.Array(AlertSchema, {
+        description:
+          'only on GET /api/incidents/{id}; each alert as it was in this incident: one that fired again ' +
+          'since (its incident_id names a newer incident) is resolved here, with the starts_at of the ' +
+          "occurrence that joined this incident and that occurrence's ends_at, annotations and " +
+          'resolution_source (ends_at and resolution_source omitted when unknown)',
+      }),
+    ),
   },
   { title: 'Incident', additionalProperties: false },
 );

@@ -30,8 +30,6 @@ const ALERT_COLUMN_NAMES = [
   'archived_at',
 ];
 const ALERT_COLUMNS = ALERT_COLUMN_NAMES.join(', ');
-/** The same columns of an `alerts a` joined with other tables. */
-const ALERT_COLUMNS_OF_A = ALERT_COLUMN_NAMES.map((name) => `a.${name}`).join(', ');
 
 /** Locks the alerts with these fingerprints (in fingerprint order, so concurrent writers cannot deadlock). */
 export async function lockAlertsByFingerprint(db: Queryable, fingerprints: string[]): Promise<AlertRow[]> {
@@ -78,23 +76,60 @@ export async function insertAlerts(db: Queryable, alerts: AlertState[], now: Dat
 }
 
 /**
- * Overwrites an alert with the state a notification carries. `newOccurrence`
- * also restarts `received_at` and clears `archived_at`: the alert fired again.
+ * What a notification's state of a stored alert is to the occurrence the row holds:
+ * - `same`: that occurrence, changed (resolved, other annotations, Alertmanager's word on a presumed resolve);
+ * - `revived`: that occurrence, resolved or presumed resolved, firing again (it opens or joins an incident anew);
+ * - `new`: a new occurrence (a later start) that replaces it.
+ */
+export type OccurrenceUpdate = 'same' | 'revived' | 'new';
+
+const SET_ALERT_STATE = `group_key = $2, name = $3, status = $4, labels = $5, annotations = $6, starts_at = $7,
+            ends_at = $8, generator_url = $9, resolution_source = $10, last_seen_at = $11,
+            received_at = CASE WHEN $12 THEN $11 ELSE received_at END,
+            archived_at = CASE WHEN $12 THEN NULL ELSE archived_at END,
+            content_digest = $13`;
+
+/**
+ * The links of the occurrence the row holds, before the statement replaces
+ * it, are given what their incidents show of it from now on: its end, its
+ * annotations and how it resolved (migration 1090). The CTE reads the row as
+ * it was: every part of one statement sees the same snapshot. Links with an
+ * end recorded already keep theirs (a revived occurrence that moves on again
+ * left those incidents before). Only on this path, which a notification
+ * takes when an alert fires again: a new group, a repeat or a resolve never
+ * runs it.
+ */
+const END_STORED_OCCURRENCE = `
+  WITH stored AS (SELECT starts_at, status, ends_at, last_seen_at, annotations, resolution_source
+                    FROM alerts WHERE id = $1),
+       ended AS (
+         UPDATE incident_alerts ia
+            SET occurrence_ends_at = CASE WHEN stored.status = 'resolved'
+                                          THEN coalesce(stored.ends_at, stored.last_seen_at)
+                                          ELSE $7::timestamptz END,
+                occurrence_annotations = stored.annotations,
+                occurrence_resolution_source = stored.resolution_source
+           FROM stored
+          WHERE ia.alert_id = $1 AND ia.occurrence_starts_at = date_trunc('milliseconds', stored.starts_at)
+            AND ia.occurrence_ends_at IS NULL)`;
+
+/**
+ * Overwrites an alert with the state a notification carries. A `new`
+ * occurrence also restarts `received_at` and clears `archived_at`; a `new`
+ * or `revived` one first records, on the incidents the stored occurrence
+ * belongs to, how it ended there (END_STORED_OCCURRENCE), in the same statement.
  */
 export async function updateAlertState(
   db: Queryable,
   id: number,
   state: AlertState,
   now: Date,
-  newOccurrence: boolean,
+  occurrence: OccurrenceUpdate,
 ): Promise<AlertRow> {
   const result = await db.query<AlertRow>(
-    `UPDATE alerts
-        SET group_key = $2, name = $3, status = $4, labels = $5, annotations = $6, starts_at = $7,
-            ends_at = $8, generator_url = $9, resolution_source = $10, last_seen_at = $11,
-            received_at = CASE WHEN $12 THEN $11 ELSE received_at END,
-            archived_at = CASE WHEN $12 THEN NULL ELSE archived_at END,
-            content_digest = $13
+    `${occurrence === 'same' ? '' : END_STORED_OCCURRENCE}
+     UPDATE alerts
+        SET ${SET_ALERT_STATE}
       WHERE id = $1
       RETURNING ${ALERT_COLUMNS}`,
     [
@@ -109,7 +144,7 @@ export async function updateAlertState(
       state.generator_url,
       state.resolution_source,
       now,
-      newOccurrence,
+      occurrence === 'new',
       alertContentDigest(state),
     ],
   );
@@ -207,10 +242,68 @@ export async function findAlertById(db: Queryable, id: number): Promise<AlertRow
   return result.rows[0];
 }
 
-/** The alerts that belong to an incident (its own, even those that moved on to newer incidents). */
+/**
+ * Whether the link `ia` names an occurrence its alert `a` has since moved on
+ * from (fired again: a new start, or revived): the end recorded when it did
+ * (migration 1090), or, on a link written before that, an occurrence that
+ * started before the alert's current one (links and alerts keep times at
+ * milliseconds, as the server's Dates do; a microsecond more in `a` is the
+ * same occurrence).
+ */
+const MOVED_ON = `(ia.occurrence_ends_at IS NOT NULL OR a.starts_at >= ia.occurrence_starts_at + interval '1 millisecond')`;
+
+/** The columns of an alert that belong to one occurrence of it, as SQL expressions. */
+interface OccurrenceSql {
+  status: string;
+  annotations: string;
+  starts_at: string;
+  ends_at: string;
+  resolution_source: string;
+}
+
+/** The occurrence the alert `a` has now. */
+const CURRENT_OCCURRENCE: OccurrenceSql = {
+  status: 'a.status',
+  annotations: 'a.annotations',
+  starts_at: 'a.starts_at',
+  ends_at: 'a.ends_at',
+  resolution_source: 'a.resolution_source',
+};
+
+/**
+ * The occurrence of `a` that link `ia` names, once the alert moved on from
+ * it: resolved, with the link's start and what the link recorded then. A
+ * link written before migration 1090 recorded nothing: its end and how it
+ * resolved are unknown (omitted), its annotations the alert's current ones.
+ */
+const PAST_OCCURRENCE: OccurrenceSql = {
+  status: `'resolved'`,
+  annotations: 'coalesce(ia.occurrence_annotations, a.annotations)',
+  starts_at: 'ia.occurrence_starts_at',
+  ends_at: 'ia.occurrence_ends_at',
+  resolution_source: 'ia.occurrence_resolution_source',
+};
+
+/**
+ * ALERT_COLUMNS of `a` as the incident of link `ia` shows the alert: the
+ * occurrence's columns are the link's occurrence's (MOVED_ON), the others
+ * (name, labels, "last seen", archived, newest incident) the alert's,
+ * whichever occurrence. Labels are the fingerprint's, the same in each.
+ */
+const ALERT_COLUMNS_IN_INCIDENT = ALERT_COLUMN_NAMES.map((name) =>
+  name in CURRENT_OCCURRENCE
+    ? `CASE WHEN ${MOVED_ON} THEN ${PAST_OCCURRENCE[name as keyof OccurrenceSql]} ` +
+      `ELSE ${CURRENT_OCCURRENCE[name as keyof OccurrenceSql]} END AS ${name}`
+    : `a.${name}`,
+).join(', ');
+
+/**
+ * The alerts that belong to an incident (its own, even those that moved on
+ * to newer incidents), each as it was in this incident (ALERT_COLUMNS_IN_INCIDENT).
+ */
 export async function listAlertsOfIncident(db: Queryable, incidentId: number): Promise<AlertRow[]> {
   const result = await db.query<AlertRow>(
-    `SELECT ${ALERT_COLUMNS_OF_A}
+    `SELECT ${ALERT_COLUMNS_IN_INCIDENT}
        FROM alerts a
        JOIN incident_alerts ia ON ia.alert_id = a.id
       WHERE ia.incident_id = $1
@@ -235,28 +328,45 @@ function optionalSql(key: string, valueSql: string, column: string): string {
 }
 
 /**
- * One alert of `a` as JSON text, written by PostgreSQL: the same fields and
- * values as `serializeAlert` (routes/alerts/wire.ts) writes, in its order,
- * absent ones omitted (the incident page's test compares the two on awkward
- * values). Strings go through `to_json` (JSON's escaping), label maps are
- * jsonb's own text; `status` and `resolution_source` are constrained words.
+ * One alert of `a`, with the columns of `occurrence`, as JSON text written by
+ * PostgreSQL: the same fields and values as `serializeAlert`
+ * (routes/alerts/wire.ts) writes, in its order, absent ones omitted (the
+ * incident page's tests compare the two on awkward values and on past
+ * occurrences). Strings go through `to_json` (JSON's escaping), label maps
+ * are jsonb's own text; `status` and `resolution_source` are constrained words.
  */
-const ALERT_WIRE_JSON_OF_A = [
-  `'{"id":' || a.id`,
-  `',"fingerprint":' || to_json(a.fingerprint)`,
-  `',"name":' || to_json(a.name)`,
-  `',"status":"' || a.status || '"'`,
-  `',"labels":' || a.labels::text`,
-  `',"annotations":' || a.annotations::text`,
-  `',"starts_at":"' || ${isoTimeSql('a.starts_at')} || '"'`,
-  optionalSql('ends_at', `'"' || ${isoTimeSql('a.ends_at')} || '"'`, 'a.ends_at'),
-  `',"generator_url":' || to_json(a.generator_url)`,
-  `',"received_at":"' || ${isoTimeSql('a.last_seen_at')} || '"'`,
-  optionalSql('archived_at', `'"' || ${isoTimeSql('a.archived_at')} || '"'`, 'a.archived_at'),
-  optionalSql('incident_id', 'a.incident_id', 'a.incident_id'),
-  optionalSql('resolution_source', `'"' || a.resolution_source || '"'`, 'a.resolution_source'),
-  `'}'`,
-].join('\n  || ');
+function alertWireJson(occurrence: OccurrenceSql): string {
+  return [
+    `'{"id":' || a.id`,
+    `',"fingerprint":' || to_json(a.fingerprint)`,
+    `',"name":' || to_json(a.name)`,
+    `',"status":"' || ${occurrence.status} || '"'`,
+    `',"labels":' || a.labels::text`,
+    `',"annotations":' || ${occurrence.annotations}::text`,
+    `',"starts_at":"' || ${isoTimeSql(occurrence.starts_at)} || '"'`,
+    optionalSql('ends_at', `'"' || ${isoTimeSql(occurrence.ends_at)} || '"'`, occurrence.ends_at),
+    `',"generator_url":' || to_json(a.generator_url)`,
+    `',"received_at":"' || ${isoTimeSql('a.last_seen_at')} || '"'`,
+    optionalSql('archived_at', `'"' || ${isoTimeSql('a.archived_at')} || '"'`, 'a.archived_at'),
+    optionalSql('incident_id', 'a.incident_id', 'a.incident_id'),
+    optionalSql(
+      'resolution_source',
+      `'"' || ${occurrence.resolution_source} || '"'`,
+      occurrence.resolution_source,
+    ),
+    `'}'`,
+  ].join('\n  || ');
+}
+
+/**
+ * The alert `a` as the incident of link `ia` shows it, as listAlertsOfIncident
+ * reads it, in JSON text. One condition per alert, not one per field: an
+ * alert that never moved on is written by the same expression as before
+ * migration 1090.
+ */
+const ALERT_WIRE_JSON_IN_INCIDENT = `CASE WHEN ${MOVED_ON}
+  THEN ${alertWireJson(PAST_OCCURRENCE)}
+  ELSE ${alertWireJson(CURRENT_OCCURRENCE)} END`;
 
 /** How many alerts one part of alertsOfIncidentJsonParts holds (about 15 KB each on the bench's alerts). */
 const ALERTS_PER_JSON_PART = 32;
@@ -280,7 +390,7 @@ export async function alertsOfIncidentJsonParts(
 ): Promise<{ parts: string[]; count: number }> {
   const result = await db.query<{ part: string; alerts: number }>(
     `SELECT string_agg(alert, ',' ORDER BY position) AS part, count(*)::integer AS alerts
-       FROM (SELECT ${ALERT_WIRE_JSON_OF_A} AS alert,
+       FROM (SELECT ${ALERT_WIRE_JSON_IN_INCIDENT} AS alert,
                     row_number() OVER (ORDER BY ia.added_at DESC, a.id DESC) - 1 AS position
                FROM alerts a
                JOIN incident_alerts ia ON ia.alert_id = a.id

@@ -35,10 +35,12 @@ export async function currentOccurrenceLinks(
 
 /**
  * Adds alerts to an incident, or records that a new occurrence of a member
- * joined, and points the alerts at it (their newest incident), in one
- * statement. An alert is archived with its newest incident, so one joining
- * an open incident is archived no longer (it fired through a manual resolve
- * and the incident was archived, or it was presumed resolved and revives).
+ * joined (the link then names it, and what was recorded of the one it
+ * replaces there is cleared: migration 1090), and points the alerts at it
+ * (their newest incident), in one statement. An alert is archived with its
+ * newest incident, so one joining an open incident is archived no longer (it
+ * fired through a manual resolve and the incident was archived, or it was
+ * presumed resolved and revives).
  */
 export async function linkAlerts(
   tx: Queryable,
@@ -54,7 +56,9 @@ export async function linkAlerts(
      INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
      SELECT $1, alert_id, occurrence_starts_at, $3
        FROM jsonb_to_recordset($2::jsonb) AS x(alert_id bigint, occurrence_starts_at timestamptz)
-     ON CONFLICT (incident_id, alert_id) DO UPDATE SET occurrence_starts_at = EXCLUDED.occurrence_starts_at`,
+     ON CONFLICT (incident_id, alert_id) DO UPDATE
+       SET occurrence_starts_at = EXCLUDED.occurrence_starts_at, occurrence_ends_at = NULL,
+           occurrence_annotations = NULL, occurrence_resolution_source = NULL`,
     [
       incidentId,
       JSON.stringify(

@@ -9,6 +9,7 @@ import {
   touchAlerts,
   updateAlertState,
   type AlertRow,
+  type OccurrenceUpdate,
 } from '../repositories/alerts.ts';
 import {
   insertIncident,
@@ -484,7 +485,7 @@ async function upsertAlerts(
         break;
       default:
         received.push({
-          row: await updateAlertState(tx, row.id, incoming, now, change === 'new_occurrence'),
+          row: await updateAlertState(tx, row.id, incoming, now, occurrenceUpdate(change)),
           change,
         });
     }
@@ -553,6 +554,15 @@ function classify(stored: AlertRow, incoming: AlertState, now: Date): AlertChang
   // Resolved twice: Alertmanager's word replaces a presumed expiry.
   if (stored.resolution_source === 'expiry') return 'changed';
   return sameContent(stored, incoming) ? 'unchanged' : 'changed';
+}
+
+/**
+ * What an alert's change does to its stored occurrence: one that fires
+ * again, with a new start or revived, leaves the incidents the stored one
+ * belongs to, which keep it as it was there (updateAlertState).
+ */
+function occurrenceUpdate(change: AlertChange): OccurrenceUpdate {
+  return change === 'new_occurrence' ? 'new' : change === 'revived' ? 'revived' : 'same';
 }
 
 function sameContent(stored: AlertRow, incoming: AlertState): boolean {
