@@ -98,10 +98,17 @@ const SET_ALERT_STATE = `group_key = $2, name = $3, status = $4, labels = $5, an
  * left those incidents before). Only on this path, which a notification
  * takes when an alert fires again: a new group, a repeat or a resolve never
  * runs it.
+ *
+ * The occurrence's start is a value (a subquery run once), not a join with
+ * the row: the links are then found by both columns of
+ * incident_alerts_alert_occurrence, one or two at any age of the alert.
+ * Joined, with statistics of a few links per alert (a flapping history
+ * that arrived since the last ANALYZE), the plan read every link of the
+ * alert by alert_id and compared starts after (2,001 for 2,000 past
+ * flaps; repositories/current-occurrence-links.test.ts).
  */
 const END_STORED_OCCURRENCE = `
-  WITH stored AS (SELECT starts_at, status, ends_at, last_seen_at, annotations, resolution_source
-                    FROM alerts WHERE id = $1),
+  WITH stored AS (SELECT status, ends_at, last_seen_at, annotations, resolution_source FROM alerts WHERE id = $1),
        ended AS (
          UPDATE incident_alerts ia
             SET occurrence_ends_at = CASE WHEN stored.status = 'resolved'
@@ -110,7 +117,8 @@ const END_STORED_OCCURRENCE = `
                 occurrence_annotations = stored.annotations,
                 occurrence_resolution_source = stored.resolution_source
            FROM stored
-          WHERE ia.alert_id = $1 AND ia.occurrence_starts_at = date_trunc('milliseconds', stored.starts_at)
+          WHERE ia.alert_id = $1
+            AND ia.occurrence_starts_at = (SELECT date_trunc('milliseconds', starts_at) FROM alerts WHERE id = $1)
             AND ia.occurrence_ends_at IS NULL)`;
 
 /**

@@ -13,6 +13,7 @@ import { newGroupCall, rowsReadDuring, testOnOneConnectionOfEach } from '@terdut
 import type { Database, Queryable } from '../db/database.ts';
 import { lockGroupForNotification, openIfNewGroups } from './alert-groups.ts';
 import { currentOccurrenceLinks, type IncidentAlertLink } from './incident-alerts.ts';
+import { lockAlertsByFingerprint, updateAlertState } from './alerts.ts';
 
 const now = new Date('2026-12-06T10:00:00Z');
 const staleBefore = new Date(now.getTime() - 3_600_000);
@@ -168,4 +169,52 @@ async function checkOccurrenceInTwoIncidents(db: Database): Promise<void> {
 testOnOneConnectionOfEach(
   'an occurrence that belongs to two incidents of its group has both links, newest incident first',
   checkOccurrenceInTwoIncidents,
+);
+
+async function checkOccurrenceEndIsRecordedOnItsLinksAlone(db: Database): Promise<void> {
+  // An alert that fires again records, on its old occurrence's links, how
+  // it ended there (migration 1090): those links alone are read, found by
+  // (alert_id, occurrence_starts_at), not every link of the alert's past.
+  const groupKey = 'flapping-again';
+  const call = await newGroupCall(db, groupKey, ['flap'], now);
+  const [opened] = await openIfNewGroups(db, [call]);
+  assert.ok(typeof opened === 'object', `the group opened its incident (${JSON.stringify(opened)})`);
+  const fingerprint = call.alerts[0]!.fingerprint;
+  // Statistics of a few links per alert, then the history at once.
+  await db.exec('ANALYZE incidents; ANALYZE incident_alerts; ANALYZE alerts');
+  await addPastFlaps(db, groupKey, PAST_INCIDENTS, call.alerts[0]!.starts_at);
+
+  for (const analysed of [false, true]) {
+    if (analysed) await db.exec('ANALYZE incidents; ANALYZE incident_alerts; ANALYZE alerts');
+    const state = analysed ? 'analysed' : 'not yet analysed';
+    const [stored] = await lockAlertsByFingerprint(db, [fingerprint]);
+    const next = new Date(stored!.starts_at.getTime() + 60_000);
+    const read = await rowsReadDuring(db, 'incident_alerts', async (tx) => {
+      await updateAlertState(tx, stored!.id, { ...stored!, starts_at: next }, now, 'new');
+    });
+    assert.ok(read <= FEW_LINKS, `firing again read ${read} links (${state})`);
+    const recorded = await db.query<{ occurrence_starts_at: Date; occurrence_ends_at: Date }>(
+      `SELECT occurrence_starts_at, occurrence_ends_at FROM incident_alerts
+        WHERE alert_id = $1 AND occurrence_ends_at IS NOT NULL ORDER BY occurrence_starts_at`,
+      [stored!.id],
+    );
+    assert.deepEqual(
+      recorded.rows.at(-1),
+      { occurrence_starts_at: stored!.starts_at, occurrence_ends_at: next },
+      `the occurrence that ended, ended when the next began (${state})`,
+    );
+    assert.equal(recorded.rows.length, analysed ? 2 : 1, `its past flaps are left as they were (${state})`);
+    // The new occurrence joins an incident, as the intake would link it.
+    await db.query(
+      `WITH i AS (INSERT INTO incidents (group_key, title, triggered_at) VALUES ($1, 'Again', $2) RETURNING id)
+       INSERT INTO incident_alerts (incident_id, alert_id, occurrence_starts_at, added_at)
+       SELECT i.id, $3, $4, $2 FROM i`,
+      [`${groupKey}-${state}`, now, stored!.id, next],
+    );
+  }
+}
+
+testOnOneConnectionOfEach(
+  "an alert that fires again records its old occurrence's end on that occurrence's links, not on its years of flapping",
+  checkOccurrenceEndIsRecordedOnItsLinksAlone,
 );
