@@ -114,7 +114,7 @@ export function createServices(deps: ServiceDeps): Services {
   const credentialsChanged = () => authentication.forgetApiKeys();
   return {
     audit,
-    users: new UserService({ ...deps, audit, credentialsChanged }),
+    users: new UserService({ ...deps, audit, credentialsChanged, schedules }),
     apiKeys: new ApiKeyService({ ...deps, audit, credentialsChanged }),
     serviceAccounts: new ServiceAccountService({ ...deps, audit, credentialsChanged }),
     bootstrap: new BootstrapService({ ...deps, audit }),

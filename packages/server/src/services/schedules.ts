@@ -437,20 +437,71 @@ export class SchedulesService {
     ref: ScheduleRef,
     work: (tx: Queryable, schedule: Schedule, now: Date) => Promise<T>,
   ): Promise<T> {
+    return this.#changing(
+      async (tx) => {
+        const schedule = await this.#find(tx, ref);
+        await lockSchedule(tx, schedule.id);
+        return [schedule];
+      },
+      (tx, [schedule], now) => work(tx, schedule!, now),
+    );
+  }
+
+  /**
+   * Runs `work`, a change made outside the schedules that still moves who is
+   * on call in them (deleting person `userId`: their rotation shifts fall
+   * through to the layers below and their overrides vanish), as `change`
+   * does for one schedule: every schedule that names the person is locked,
+   * in id order, and wherever who is on call now moved, `onCallChanges` is
+   * told in `work`'s transaction. Schedules that do not name the person
+   * cannot move (the others' turns stay where they were).
+   *
+   * @example await schedules.changeOfPerson(7, (tx, now) => softDeleteUser(tx, 7, now))
+   */
+  async changeOfPerson<T>(userId: number, work: (tx: Queryable, now: Date) => Promise<T>): Promise<T> {
+    return this.#changing(
+      async (tx) => {
+        const named: Schedule[] = [];
+        // Ascending ids: two such changes lock in the same order, and `change` locks one only.
+        for (const id of await schedulesOfPerson(tx, userId)) {
+          await lockSchedule(tx, id);
+          const row = await findSchedule(tx, id);
+          if (row) named.push(this.#resolve(row)); // deleted meanwhile: nobody there to tell
+        }
+        return named;
+      },
+      (tx, _schedules, now) => work(tx, now),
+    );
+  }
+
+  /**
+   * The transaction of `change` and `changeOfPerson`: `lock` locks and
+   * returns the schedules the change may move; who is on call now in each
+   * is read before `work` and again after it, and `onCallChanges` is told
+   * of each that moved, before the commit.
+   */
+  async #changing<T>(
+    lock: (tx: Queryable) => Promise<Schedule[]>,
+    work: (tx: Queryable, schedules: Schedule[], now: Date) => Promise<T>,
+  ): Promise<T> {
     const listener = this.#onCallChanges;
     let toSend = false;
     const result = await this.#db.transaction(async (tx) => {
-      const schedule = await this.#find(tx, ref);
-      await lockSchedule(tx, schedule.id);
+      const schedules = await lock(tx);
       const now = this.#clock.now();
-      const from = listener && (await this.#personOnCallAt(tx, schedule, now));
-      const result = await work(tx, schedule, now);
-      if (listener && from) {
-        // Read again: the change may have moved the schedule to another zone.
-        const changed = await this.#find(tx, schedule.id);
-        const to = await this.#personOnCallAt(tx, changed, now);
-        if (to.userId !== from.userId) {
-          toSend = await listener.changed(tx, { schedule: changed, at: now, from, to });
+      const before: OnCallPerson[] = [];
+      if (listener) {
+        for (const schedule of schedules) before.push(await this.#personOnCallAt(tx, schedule, now));
+      }
+      const result = await work(tx, schedules, now);
+      if (listener) {
+        for (const [index, schedule] of schedules.entries()) {
+          // Read again: the change may have moved the schedule to another zone.
+          const changed = await this.#find(tx, schedule.id);
+          const from = before[index]!;
+          const to = await this.#personOnCallAt(tx, changed, now);
+          if (to.userId === from.userId) continue;
+          if (await listener.changed(tx, { schedule: changed, at: now, from, to })) toSend = true;
         }
       }
       return result;

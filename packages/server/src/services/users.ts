@@ -1,5 +1,4 @@
 import type { Database } from '../db/database.ts';
-import type { Clock } from '../clock.ts';
 import type { Principal } from '../auth/principal.ts';
 import { requireAdmin, requireSelfOrAdmin } from '../auth/principal.ts';
 import { conflict, notFound, unauthorized } from '../errors.ts';
@@ -19,6 +18,7 @@ import { deleteKeysOfUser } from '../repositories/api-keys.ts';
 import { revokeSessionsOfUser } from '../repositories/sessions.ts';
 import { deleteFeed, personFeedCreatedAt } from '../repositories/schedules.ts';
 import type { AuditService } from './audit.ts';
+import type { SchedulesService } from './schedules.ts';
 import type { CredentialsChanged } from './api-key-cache.ts';
 import { parseEmail, parseNtfyTopic, parseUsername } from './user-fields.ts';
 
@@ -27,20 +27,21 @@ export type Role = 'admin' | 'member';
 /** People: who they are, their role and notification topic. Admins manage everyone; members themselves. */
 export class UserService {
   readonly #db: Database;
-  readonly #clock: Clock;
   readonly #audit: AuditService;
   readonly #credentialsChanged: CredentialsChanged;
+  readonly #schedules: Pick<SchedulesService, 'changeOfPerson'>;
 
+  /** `schedules`: deleting someone on call now is a change of who is on call (handoff notices). */
   constructor(deps: {
     db: Database;
-    clock: Clock;
     audit: AuditService;
     credentialsChanged: CredentialsChanged;
+    schedules: Pick<SchedulesService, 'changeOfPerson'>;
   }) {
     this.#db = deps.db;
-    this.#clock = deps.clock;
     this.#audit = deps.audit;
     this.#credentialsChanged = deps.credentialsChanged;
+    this.#schedules = deps.schedules;
   }
 
   /** The caller's own user (a person or a service account). */
@@ -94,19 +95,24 @@ export class UserService {
   /**
    * Soft-deletes a person, deletes their API keys and revokes their sessions (admins only). Refused
    * with 409 for yourself and for the last admin, so an instance cannot be
-   * left without anyone able to manage it.
+   * left without anyone able to manage it. Whoever is on call now in their
+   * place (a layer below, another's override) is told their shift started.
    */
   async delete(principal: Principal, id: number, clientAddress: string): Promise<void> {
     requireAdmin(principal, 'delete users');
     if (id === principal.userId) throw conflict('you cannot delete yourself; ask another admin');
-    await this.#db.transaction(async (tx) => {
+    // Their shifts fall through and their overrides vanish, so who is on call
+    // now may move without a schedule being edited: the schedules service
+    // locks the schedules that name them and tells whoever takes over, in
+    // this transaction. They themselves are not told: paging sends nothing
+    // to a deleted person.
+    await this.#schedules.changeOfPerson(id, async (tx, now) => {
       const admins = await lockLiveAdminIds(tx);
       const user = await findPersonById(tx, id);
       if (!user) throw notFound(`user ${id}`);
       if (user.role === 'admin' && admins.length <= 1) {
         throw conflict('this is the last admin; make another user admin first');
       }
-      const now = this.#clock.now();
       await softDeleteUser(tx, id, now);
       const keys = await deleteKeysOfUser(tx, id);
       // Revoked, not just hidden behind deleted_at: a later recovery that

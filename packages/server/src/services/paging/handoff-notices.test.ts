@@ -653,3 +653,125 @@ forEachDatabase('handoff notices when a change moves who is on call now', (datab
     await passesAddNothing();
   });
 });
+
+/**
+ * Deleting a person on call now moves who is on call without any schedule
+ * being edited: their rotation shifts fall through to the layers below and
+ * their overrides vanish. Whoever is on call in their place is told at
+ * once, once, in every schedule that named them; the person deleted is not
+ * told (they are gone), and deleting someone not on call now tells nobody.
+ */
+forEachDatabase('handoff notices when a person on call now is deleted', (database) => {
+  let server: TestApp;
+  let replica: TestApp;
+  let receiver: WebhookReceiver;
+  let admin: TestUser;
+  let alice: TestUser;
+  let bob: TestUser;
+  let carol: TestUser;
+  let dave: TestUser;
+  let payments: number;
+  let search: number;
+  // Tuesday 8 December 2026, Bob's week in Payments (Alice's the week before).
+  const clock = new ManualClock('2026-12-08T09:30:00Z');
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+    const config = testConfig({ TERDUT_TIMEZONE: 'UTC' });
+    server = await startTestApp(database(), { clock, config });
+    replica = await startTestApp(server.db, { clock, config });
+    admin = await server.createUser('delete-admin', 'admin');
+    alice = await server.createUser('alice');
+    bob = await server.createUser('bob');
+    carol = await server.createUser('carol');
+    dave = await server.createUser('dave');
+    for (const person of [alice, bob, carol, dave]) {
+      await call('POST', `/api/users/${person.id}/contact-methods`, {
+        kind: 'webhook',
+        target: receiver.url,
+      });
+    }
+    const rotation = (name: string, people: TestUser[], shift_unit: 'days' | 'weeks') => ({
+      name,
+      participant_ids: people.map((person) => person.id),
+      shift_length: 1,
+      shift_unit,
+      start_date: '2026-11-30',
+      handoff_time: '09:00',
+    });
+    // Payments: Carol backs up on the layer below the weekly Alice, Bob.
+    payments = (await call('POST', '/api/schedules', { name: 'Payments', time_zone: 'Europe/Berlin' })).id;
+    await call('POST', `/api/schedules/${payments}/rotations`, rotation('Backstop', [carol], 'days'));
+    await call('POST', `/api/schedules/${payments}/rotations`, rotation('Weekly', [alice, bob], 'weeks'));
+    // Search: Dave's rotation, Bob covering this morning.
+    search = (await call('POST', '/api/schedules', { name: 'Search', time_zone: 'UTC' })).id;
+    await call('POST', `/api/schedules/${search}/rotations`, rotation('Weekly', [dave], 'weeks'));
+    await call('POST', `/api/schedules/${search}/overrides`, {
+      user_id: bob.id,
+      starts_at: '2026-12-08T09:00:00Z',
+      ends_at: '2026-12-08T12:00:00Z',
+    });
+    // Default: today is Bob's, and nobody is below him.
+    await call('POST', '/api/schedule', { user_id: bob.id, dates: ['2026-12-08'] });
+    await server.app.services.handoffNotices.runOnce();
+    await server.app.services.paging.runOnce();
+  });
+  after(async () => {
+    await replica.close();
+    await server.close();
+    await receiver.close();
+  });
+
+  async function call(method: 'POST' | 'DELETE', url: string, payload?: object) {
+    const response = await server.request({ method, url, as: admin, ...(payload ? { payload } : {}) });
+    assert.ok(response.status < 300, `${method} ${url}: ${response.status} ${JSON.stringify(response.body)}`);
+    return response.body;
+  }
+  const handoffs = () => receiver.received.filter((hook) => hook.body?.event === 'handoff');
+  /** The notices `change` sends (as the paging pass after it sends them): kind, person, schedule, at. */
+  const toldBy = async (change: () => Promise<unknown>) => {
+    const seen = handoffs().length;
+    await change();
+    await server.app.services.paging.runOnce();
+    return handoffs()
+      .slice(seen)
+      .map((hook) => hook.body)
+      .sort((a, b) => `${a.schedule.name}${a.kind}`.localeCompare(`${b.schedule.name}${b.kind}`));
+  };
+  const short = (bodies: any[]) =>
+    bodies.map((body) => [body.schedule.name, body.kind, body.person.username, body.at]);
+
+  test('deleting Bob tells Carol and Dave at once that they are on call in his place, and nobody else', async () => {
+    clock.set('2026-12-08T10:05:00Z');
+    const told = await toldBy(() => call('DELETE', `/api/users/${bob.id}`));
+    assert.deepEqual(short(told), [
+      ['Payments', 'started', 'carol', '2026-12-08T10:05:00.000Z'],
+      ['Search', 'started', 'dave', '2026-12-08T10:05:00.000Z'],
+    ]);
+    assert.match(told[0].text, /started \(from bob\)/);
+    assert.equal(told[0].title, 'On call for Payments until Mon 09:00'); // then Alice's week
+    assert.equal(told[1].title, 'On call for Search'); // Dave alone: no handoff ahead
+
+    const now = await server.request({ method: 'GET', url: '/api/schedule/current', as: admin });
+    assert.equal(now.status, 404, 'nobody is on call in the default schedule: nobody to tell');
+  });
+
+  test('deleting Alice, next in the rotation but not on call now, tells nobody', async () => {
+    assert.deepEqual(await toldBy(() => call('DELETE', `/api/users/${alice.id}`)), []);
+  });
+
+  test('passes on both replicas afterwards tell nobody again', async () => {
+    const seen = handoffs().length;
+    clock.advance(30_000);
+    for (const app of [server, replica, server]) {
+      assert.equal(await app.app.services.handoffNotices.runOnce(), 0);
+      await app.app.services.paging.runOnce();
+    }
+    assert.deepEqual(
+      handoffs()
+        .slice(seen)
+        .map((hook) => hook.body),
+      [],
+    );
+  });
+});
