@@ -181,6 +181,63 @@ describe('authentication of every registered route, under every spelling of its 
     }
   });
 
+  test('a method a path does not serve is 405 naming the ones it does, for every registered path, once the caller may know the path', async () => {
+    const allowHeader = (head: string) => /\r\nallow: ([^\r]*)/i.exec(head)?.[1]?.split(', ') ?? [];
+    const failures: string[] = [];
+    const paths = [...new Set(routes.filter((route) => !route.url.includes('*')).map((route) => route.url))];
+    assert.ok(paths.length >= 40, `only ${paths.length} paths`);
+    for (const url of paths) {
+      const path = concrete(url);
+      const served = routes.filter((route) => route.url === url).map((route) => route.method);
+      const unserved = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
+        (method) =>
+          !served.includes(method) &&
+          // Another route may serve the same concrete path with this method (/api/schedule/current
+          // is also /api/schedule/:id): the router takes it there.
+          !routes.some(
+            (route) =>
+              route.method === method &&
+              !route.url.includes('*') &&
+              new RegExp(`^${route.url.replace(/:[A-Za-z_]+/g, '[^/]+')}$`).test(path),
+          ),
+      );
+      for (const method of unserved) {
+        const body = ['POST', 'PUT', 'PATCH'].includes(method) ? '{}' : '';
+        const { status, head } = await rawRequest(
+          port,
+          `${method} ${path} HTTP/1.1`,
+          { Authorization: `Bearer ${admin.key}` },
+          body,
+        );
+        const allow = allowHeader(head);
+        if (status !== 405 || !served.every((m) => allow.includes(m)) || allow.includes(method)) {
+          failures.push(
+            `${method} ${path} → ${status}, Allow: ${allow.join(', ')} (served: ${served.join(', ')})`,
+          );
+        }
+      }
+    }
+    assert.deepEqual(failures, []);
+
+    // Without credentials a protected path stays 401 (nobody learns it exists); a public one says 405.
+    assert.equal((await rawRequest(port, 'PUT /api/incidents HTTP/1.1', {}, '{}')).status, 401);
+    assert.equal((await rawRequest(port, 'GET /api/webhook/alertmanager HTTP/1.1')).status, 401);
+    const login = await rawRequest(port, 'PUT /auth/login HTTP/1.1', {}, '{}');
+    assert.equal(login.status, 405);
+    assert.deepEqual(allowHeader(login.head), ['POST']);
+    const webhook = await rawRequest(port, 'GET /api/webhook/alertmanager HTTP/1.1', {
+      Authorization: `Bearer ${admin.key}`,
+    });
+    assert.equal(webhook.status, 405);
+    assert.deepEqual(allowHeader(webhook.head), ['POST']);
+    // A path no route has is still "no route".
+    assert.equal(
+      (await rawRequest(port, 'PUT /api/nowhere HTTP/1.1', { Authorization: `Bearer ${admin.key}` }, '{}'))
+        .status,
+      404,
+    );
+  });
+
   test('every answer carries the security headers, errors and 404s included', async () => {
     for (const [target, auth] of [
       ['/healthz', undefined],

@@ -7,6 +7,7 @@ import { ApiError, forbidden, unauthorized } from '../errors.ts';
 import { secretsEqual } from '../auth/secrets.ts';
 import { SESSION_COOKIE } from './session-cookies.ts';
 import { securityOf, withAuthStatuses, type RouteAuth } from './route-auth.ts';
+import { methodsAt, type MethodsAtPath } from './allowed-methods.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,11 +19,24 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route as registered, with its declaration: what the router-driven tests enumerate. */
     declaredRoutes: DeclaredRoute[];
+    /** The methods some route serves at a concrete path (http/allowed-methods.ts). */
+    allowedMethodsAt: (path: string) => MethodsAtPath;
   }
   interface FastifyContextConfig {
     /** Who may call this route (http/route-auth.ts). Required: a route without it is refused at start-up. */
     auth?: RouteAuth;
   }
+}
+
+/** A 405 for `method` at `path`, with the `Allow` header RFC 9110 requires. */
+export function methodNotAllowed(
+  reply: { header(name: string, value: string): unknown },
+  method: string,
+  path: string,
+  allowed: readonly string[],
+): ApiError {
+  reply.header('allow', allowed.join(', '));
+  return new ApiError(405, `method ${method} is not allowed on ${path}; use ${allowed.join(', ')}`);
 }
 
 export interface DeclaredRoute {
@@ -64,6 +78,8 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
   const declaredRoutes: DeclaredRoute[] = [];
   app.decorate('declaredRoutes', declaredRoutes);
   const servedMethods = new Set(ALWAYS_SERVED_METHODS);
+  const allowedAt = methodsAt(declaredRoutes);
+  app.decorate('allowedMethodsAt', allowedAt);
 
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
@@ -93,9 +109,16 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
         reply.header('allow', allowed);
         throw new ApiError(405, `method ${request.method} is not allowed; use one of ${allowed}`);
       }
+      // A path some route serves, with another method: 405 naming the ones
+      // it has (RFC 9110 §15.5.6), to those who may know the path exists.
+      const path = request.url.split('?')[0]!;
+      const served = allowedAt(path);
+      if (served.methods.length > 0 && served.anyPublic)
+        throw methodNotAllowed(reply, request.method, path, served.methods);
       // Deny by default: only signed-in callers hear "no route".
       request.principal = await principalFrom(request, deps.authentication, ['api_key', 'session']);
       if (request.principal === null) throw unauthorized(credentialAdvice(request));
+      if (served.methods.length > 0) throw methodNotAllowed(reply, request.method, path, served.methods);
       return;
     }
     const auth = request.routeOptions.config.auth;

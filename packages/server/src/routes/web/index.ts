@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError, notFound, unauthorized } from '../../errors.ts';
 import { access } from '../../http/route-auth.ts';
+import { methodNotAllowed } from '../../http/authentication.ts';
 
 /** Where `npm run build:web` writes the bundle (packages/web/dist). */
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../../../web/dist/', import.meta.url));
@@ -109,6 +110,11 @@ export function webAppRoutes(options: { dir?: string } = {}) {
         const path = request.url.split('?')[0]!;
         const apiLooking = apiLookingPath(request.url);
         if (apiLooking !== false) {
+          // A path served with other methods only (GET on the webhook): 405, as for every method.
+          const served = request.server.allowedMethodsAt(path);
+          if (served.methods.length > 0 && (served.anyPublic || request.principal !== null)) {
+            throw methodNotAllowed(reply, request.method, path, served.methods);
+          }
           if (request.principal === null)
             throw unauthorized(
               'authentication required: send Authorization: Bearer <api key>, or sign in at /auth/login',
