@@ -670,8 +670,11 @@ forEachDatabase('handoff notices when a person on call now is deleted', (databas
   let bob: TestUser;
   let carol: TestUser;
   let dave: TestUser;
+  let erin: TestUser;
+  let frank: TestUser;
   let payments: number;
   let search: number;
+  let ledger: number;
   // Tuesday 8 December 2026, Bob's week in Payments (Alice's the week before).
   const clock = new ManualClock('2026-12-08T09:30:00Z');
 
@@ -685,19 +688,27 @@ forEachDatabase('handoff notices when a person on call now is deleted', (databas
     bob = await server.createUser('bob');
     carol = await server.createUser('carol');
     dave = await server.createUser('dave');
-    for (const person of [alice, bob, carol, dave]) {
+    erin = await server.createUser('erin');
+    frank = await server.createUser('frank');
+    for (const person of [alice, bob, carol, dave, erin, frank]) {
       await call('POST', `/api/users/${person.id}/contact-methods`, {
         kind: 'webhook',
         target: receiver.url,
       });
     }
-    const rotation = (name: string, people: TestUser[], shift_unit: 'days' | 'weeks') => ({
+    const rotation = (
+      name: string,
+      people: TestUser[],
+      shift_unit: 'days' | 'weeks',
+      start_date = '2026-11-30',
+      handoff_time = '09:00',
+    ) => ({
       name,
       participant_ids: people.map((person) => person.id),
       shift_length: 1,
       shift_unit,
-      start_date: '2026-11-30',
-      handoff_time: '09:00',
+      start_date,
+      handoff_time,
     });
     // Payments: Carol backs up on the layer below the weekly Alice, Bob.
     payments = (await call('POST', '/api/schedules', { name: 'Payments', time_zone: 'Europe/Berlin' })).id;
@@ -711,6 +722,14 @@ forEachDatabase('handoff notices when a person on call now is deleted', (databas
       starts_at: '2026-12-08T09:00:00Z',
       ends_at: '2026-12-08T12:00:00Z',
     });
+    // Ledger: Erin hands over to Bob at 10:00 UTC today, Frank below them.
+    ledger = (await call('POST', '/api/schedules', { name: 'Ledger', time_zone: 'UTC' })).id;
+    await call('POST', `/api/schedules/${ledger}/rotations`, rotation('Backstop', [frank], 'weeks'));
+    await call(
+      'POST',
+      `/api/schedules/${ledger}/rotations`,
+      rotation('Daily', [erin, bob], 'days', '2026-12-07', '10:00'),
+    );
     // Default: today is Bob's, and nobody is below him.
     await call('POST', '/api/schedule', { user_id: bob.id, dates: ['2026-12-08'] });
     await server.app.services.handoffNotices.runOnce();
@@ -741,16 +760,27 @@ forEachDatabase('handoff notices when a person on call now is deleted', (databas
   const short = (bodies: any[]) =>
     bodies.map((body) => [body.schedule.name, body.kind, body.person.username, body.at]);
 
-  test('deleting Bob tells Carol and Dave at once that they are on call in his place, and nobody else', async () => {
+  test('deleting Bob tells Carol, Dave and Frank at once that they are on call in his place, and nobody else', async () => {
+    clock.set('2026-12-08T10:00:30Z');
+    const handedOver = await toldBy(() => server.app.services.handoffNotices.runOnce());
+    assert.deepEqual(short(handedOver), [
+      ['Ledger', 'ended', 'erin', '2026-12-08T10:00:00.000Z'],
+      ['Ledger', 'started', 'bob', '2026-12-08T10:00:00.000Z'],
+    ]);
+
     clock.set('2026-12-08T10:05:00Z');
     const told = await toldBy(() => call('DELETE', `/api/users/${bob.id}`));
+    // In Ledger the timeline now shows Erin handing over to Frank at 10:00, a
+    // handoff the passes see too: Frank is told under its instant, once, and
+    // Erin, told at 10:00 already, is not told again.
     assert.deepEqual(short(told), [
+      ['Ledger', 'started', 'frank', '2026-12-08T10:00:00.000Z'],
       ['Payments', 'started', 'carol', '2026-12-08T10:05:00.000Z'],
       ['Search', 'started', 'dave', '2026-12-08T10:05:00.000Z'],
     ]);
-    assert.match(told[0].text, /started \(from bob\)/);
-    assert.equal(told[0].title, 'On call for Payments until Mon 09:00'); // then Alice's week
-    assert.equal(told[1].title, 'On call for Search'); // Dave alone: no handoff ahead
+    assert.match(told[1].text, /started \(from bob\)/);
+    assert.equal(told[1].title, 'On call for Payments until Mon 09:00'); // then Alice's week
+    assert.equal(told[2].title, 'On call for Search'); // Dave alone: no handoff ahead
 
     const now = await server.request({ method: 'GET', url: '/api/schedule/current', as: admin });
     assert.equal(now.status, 404, 'nobody is on call in the default schedule: nobody to tell');
