@@ -11,6 +11,8 @@ export interface MethodsAtPath {
 
 interface CompiledRoute {
   pattern: RegExp;
+  /** Its `:param` segments: where a static route and a parametric one both match, the resource is the static one's. */
+  params: number;
   route: DeclaredRoute;
 }
 
@@ -18,9 +20,10 @@ interface CompiledRoute {
  * The methods the router would serve at `path`, for a 405 with its `Allow`
  * header (RFC 9110 §15.5.6: a method the server knows but the target does
  * not support). A route's `:param` matches one path segment, as the router's
- * does; each method has its own tree there, so a static route and a
- * parametric one may both serve a path, and both count. Catch-all routes
- * (`/*`, the web app) are left out: they answer 404 for API paths themselves.
+ * does. Where routes with fewer parameters match too (`/api/schedule/current`
+ * beside `/api/schedule/:id`), the path names their resource and only their
+ * methods count. Catch-all routes (`/*`, the web app) are left out: they
+ * answer 404 for API paths themselves.
  *
  * @example methodsAt(routes)('/api/incidents/7') // { methods: ['GET', 'HEAD'], anyPublic: false }
  */
@@ -32,10 +35,16 @@ export function methodsAt(routes: readonly DeclaredRoute[]): (path: string) => M
     if (compiled === undefined || compiledCount !== routes.length) {
       compiled = routes
         .filter((route) => !route.url.includes('*'))
-        .map((route) => ({ route, pattern: routePattern(route.url) }));
+        .map((route) => ({
+          route,
+          pattern: routePattern(route.url),
+          params: route.url.split('/').filter((segment) => segment.startsWith(':')).length,
+        }));
       compiledCount = routes.length;
     }
-    const matching = compiled.filter(({ pattern }) => pattern.test(path)).map(({ route }) => route);
+    const candidates = compiled.filter(({ pattern }) => pattern.test(path));
+    const fewestParams = Math.min(...candidates.map(({ params }) => params));
+    const matching = candidates.filter(({ params }) => params === fewestParams).map(({ route }) => route);
     return {
       methods: [...new Set(matching.map((route) => route.method))].sort(),
       anyPublic: matching.some((route) => isPublic(route.auth, false)),

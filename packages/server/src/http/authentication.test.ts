@@ -230,6 +230,17 @@ describe('authentication of every registered route, under every spelling of its 
     });
     assert.equal(webhook.status, 405);
     assert.deepEqual(allowHeader(webhook.head), ['POST']);
+    // The resource a static path names is its own, not the parametric route's beside it.
+    const current = await rawRequest(port, 'OPTIONS /api/schedule/current HTTP/1.1', {
+      Authorization: `Bearer ${admin.key}`,
+    });
+    assert.equal(current.status, 405);
+    assert.deepEqual(allowHeader(current.head), ['GET', 'HEAD']);
+    // A path the router refused for another reason (a parameter over its length) is still "no route".
+    const longToken = await rawRequest(port, `GET /api/calendar/${'0'.repeat(101)} HTTP/1.1`, {
+      Authorization: `Bearer ${admin.key}`,
+    });
+    assert.equal(longToken.status, 404);
     // A path no route has is still "no route".
     assert.equal(
       (await rawRequest(port, 'PUT /api/nowhere HTTP/1.1', { Authorization: `Bearer ${admin.key}` }, '{}'))

@@ -112,7 +112,10 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
       // A path some route serves, with another method: 405 naming the ones
       // it has (RFC 9110 §15.5.6), to those who may know the path exists.
       const path = request.url.split('?')[0]!;
+      // A path that has this method too was refused by the router for another
+      // reason (a parameter over its length limit): still "no route".
       const served = allowedAt(path);
+      if (served.methods.includes(request.method)) served.methods = [];
       if (served.methods.length > 0 && served.anyPublic)
         throw methodNotAllowed(reply, request.method, path, served.methods);
       // Deny by default: only signed-in callers hear "no route".

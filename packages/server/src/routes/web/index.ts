@@ -112,7 +112,11 @@ export function webAppRoutes(options: { dir?: string } = {}) {
         if (apiLooking !== false) {
           // A path served with other methods only (GET on the webhook): 405, as for every method.
           const served = request.server.allowedMethodsAt(path);
-          if (served.methods.length > 0 && (served.anyPublic || request.principal !== null)) {
+          if (
+            served.methods.length > 0 &&
+            !served.methods.includes(request.method) &&
+            (served.anyPublic || request.principal !== null)
+          ) {
             throw methodNotAllowed(reply, request.method, path, served.methods);
           }
           if (request.principal === null)
