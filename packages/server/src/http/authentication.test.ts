@@ -236,6 +236,13 @@ describe('authentication of every registered route, under every spelling of its 
     });
     assert.equal(current.status, 405);
     assert.deepEqual(allowHeader(current.head), ['GET', 'HEAD']);
+    // …and so does a parametric route that would take the static name for its parameter.
+    const deleteCurrent = await rawRequest(port, 'DELETE /api/schedule/current HTTP/1.1', {
+      Authorization: `Bearer ${admin.key}`,
+    });
+    assert.equal(deleteCurrent.status, 405);
+    assert.deepEqual(allowHeader(deleteCurrent.head), ['GET', 'HEAD']);
+    assert.equal((await rawRequest(port, 'DELETE /api/schedule/current HTTP/1.1')).status, 401);
     // A path the router refused for another reason (a parameter over its length) is still "no route".
     const longToken = await rawRequest(port, `GET /api/calendar/${'0'.repeat(101)} HTTP/1.1`, {
       Authorization: `Bearer ${admin.key}`,

@@ -184,6 +184,24 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
       }
     }
   });
+
+  // After the caller is admitted: a parametric route that caught a static
+  // path (DELETE /api/schedule/current reached /api/schedule/:id, which would
+  // call "current" a bad id) is a method that path's resource does not have.
+  const staticPaths = new Set<string>();
+  app.addHook('onRequest', async (request, reply) => {
+    const routeUrl = request.routeOptions.url;
+    if (request.is404 || routeUrl === undefined || !routeUrl.includes(':')) return;
+    if (staticPaths.size === 0) {
+      for (const route of declaredRoutes) if (!/[:*]/.test(route.url)) staticPaths.add(route.url);
+    }
+    const path = request.url.split('?')[0]!;
+    if (!staticPaths.has(path)) return;
+    const served = allowedAt(path);
+    if (!served.methods.includes(request.method)) {
+      throw methodNotAllowed(reply, request.method, path, served.methods);
+    }
+  });
 }
 
 function credentialAdvice(request: FastifyRequest): string {

@@ -139,7 +139,10 @@ export class BootstrapService {
     // Counted, and audited, per client network as failed sign-ins are: an IPv6 client by its /64,
     // or each of its 2^64 addresses had an attempt budget and a stream of audit rows of its own.
     const client = clientNetwork(clientAddress);
-    const decision = this.#limiter.hit(client);
+    const given = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    // No token guesses nothing: it is told what is missing (401), not to wait,
+    // and does not spend the network's attempts (audited below like the others).
+    const decision = given === undefined ? { allowed: true as const } : this.#limiter.hit(client);
     if (!decision.allowed) {
       const wait = decision.retryAfterSeconds;
       throw tooManyRequests(`too many bootstrap attempts from this address; retry in ${wait}s`, wait);
@@ -151,7 +154,6 @@ export class BootstrapService {
       if (error instanceof BootstrapTokenUnavailable) throw new ApiError(503, error.message);
       throw error;
     }
-    const given = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
     const refusal =
       given === undefined
         ? 'bootstrap token required: send Authorization: Bearer <bootstrap token>'

@@ -325,6 +325,17 @@ forEachDatabase('bootstrap', (database, kind) => {
     assert.equal((await recover(undefined, { username: 'root' })).status, 401);
   });
 
+  test('a request without a token is told so (401) even when the address is limited, and spends none of its attempts', async () => {
+    for (let attempt = 0; attempt < 15; attempt++) {
+      const missing = await bootstrap(undefined);
+      assert.equal(missing.status, 401);
+      assert.match(missing.body.error, /bootstrap token required/);
+    }
+    for (let attempt = 0; attempt < 10; attempt++) assert.equal((await bootstrap('wrong')).status, 401);
+    assert.equal((await bootstrap('wrong')).status, 429);
+    assert.equal((await recover(undefined, { username: 'root' })).status, 401);
+  });
+
   test('more than 10 attempts a minute from one address get 429 with Retry-After', async () => {
     for (let attempt = 0; attempt < 10; attempt++) {
       assert.equal((await bootstrap('wrong')).status, 401);
