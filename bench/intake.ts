@@ -9,7 +9,11 @@
  * Environment: BENCH_SECONDS (per scenario, default 6), BENCH_CONCURRENCY
  * (concurrent senders and raw-insert connections, default 4),
  * TERDUT_BENCH_DATABASE_URL (else TERDUT_TEST_DATABASE_URL, else a
- * temporary cluster).
+ * temporary cluster), BENCH_INTAKE_DATABASES (default "pglite,postgres";
+ * "pglite" alone runs no PostgreSQL part, so it prints no share of the raw
+ * commit rate), BENCH_INTAKE_SERVER_ENV (extra environment for the servers,
+ * a JSON object, e.g. '{"MALLOC_MMAP_THRESHOLD_":"32768"}' or
+ * '{"TERDUT_NODE_FLAGS":"--liftoff-only"}', to compare settings).
  *
  * Beside the rates it prints what each notification cost in CPU: the
  * server process's, and (PostgreSQL on this machine) that of the backends
@@ -34,11 +38,22 @@ import {
 } from './support/intake-load.ts';
 import { BackendCpu, countCpuFromNow, type CpuPerNotification } from './support/cpu.ts';
 import { formatMs, printTable } from './support/latency.ts';
-import { memoryOf } from './support/memory.ts';
+import { describeResident, residentBreakdownOf, v8HeapOf } from './support/memory.ts';
 import { printMachine } from './support/machine.ts';
 import { provideBenchPostgres } from './support/postgres.ts';
 import { rawPgliteInsertRate, rawPostgresInsertRate } from './support/raw-inserts.ts';
-import { prepareStorage, startServerProcess, type BenchStorage } from './support/server-process.ts';
+import {
+  prepareStorage,
+  startServerProcess,
+  type BenchStorage,
+  type RunningServer,
+} from './support/server-process.ts';
+
+const DATABASES = new Set(
+  (process.env.BENCH_INTAKE_DATABASES ?? 'pglite,postgres').split(',').map((name) => name.trim()),
+);
+/** Extra environment for the servers (JSON object), to compare settings. */
+const SERVER_ENV = JSON.parse(process.env.BENCH_INTAKE_SERVER_ENV ?? '{}') as Record<string, string>;
 
 /** What one scenario cost beyond its rate: CPU per notification of the server and of its PostgreSQL backends. */
 interface Cost extends CpuPerNotification {
@@ -66,9 +81,21 @@ interface ServerResults {
   rssEndMiB: number;
 }
 
+/** The server's resident set by kind and its V8 heap, one line (bench/README.md, "Memory"). */
+async function describeMemory(server: RunningServer): Promise<{ rssMiB: number; line: string }> {
+  const heap = await v8HeapOf(server.baseUrl);
+  const resident = residentBreakdownOf(server.pid);
+  return {
+    rssMiB: resident.rssMiB,
+    line:
+      `${describeResident(resident)}; V8 heap used ${heap.heapUsedMiB.toFixed(0)} of ` +
+      `${heap.heapTotalMiB.toFixed(0)} MiB, external ${heap.externalMiB.toFixed(0)} MiB`,
+  };
+}
+
 async function benchServer(name: string, storage: BenchStorage): Promise<ServerResults> {
   const { adminKey } = await prepareStorage(storage);
-  const server = await startServerProcess(storage);
+  const server = await startServerProcess(storage, SERVER_ENV);
   const post = terdutSender(server.baseUrl, adminKey);
   let sent = 0;
   const send: SendNotification = async (notification) => {
@@ -88,8 +115,12 @@ async function benchServer(name: string, storage: BenchStorage): Promise<ServerR
   const database = storage.kind === 'postgres' ? new pg.Client({ connectionString: storage.url }) : undefined;
   await database?.connect();
   try {
+    const started = await describeMemory(server);
+    console.log(`  ${name} memory at start: ${started.line}`);
     await warmUpServer(send);
-    results.rssIdleMiB = memoryOf(server.pid).rssMiB;
+    const warm = await describeMemory(server);
+    console.log(`  ${name} memory after warm-up: ${warm.line}`);
+    results.rssIdleMiB = warm.rssMiB;
     for (const scenario of SCENARIOS) {
       const before = { sent, sender: process.cpuUsage() };
       const cpuSince = countCpuFromNow(server.pid, backends);
@@ -105,7 +136,9 @@ async function benchServer(name: string, storage: BenchStorage): Promise<ServerR
       });
       console.log(describeMeasured(name, scenario, measured));
     }
-    results.rssEndMiB = memoryOf(server.pid).rssMiB;
+    const end = await describeMemory(server);
+    console.log(`  ${name} memory at the end: ${end.line}`);
+    results.rssEndMiB = end.rssMiB;
   } finally {
     await database?.end();
     await server.stop();
@@ -158,23 +191,36 @@ async function main(): Promise<void> {
   console.log(
     `${SECONDS} s per scenario after ${WARM_UP_MS} ms warm-up, ${CONCURRENCY} concurrent senders\n`,
   );
-  const postgres = await provideBenchPostgres();
-  console.log(`PostgreSQL: ${postgres.origin}; ${postgres.durability}`);
+  if (Object.keys(SERVER_ENV).length > 0) console.log(`server environment: ${JSON.stringify(SERVER_ENV)}`);
+  const postgres = DATABASES.has('postgres') ? await provideBenchPostgres() : undefined;
+  if (postgres) console.log(`PostgreSQL: ${postgres.origin}; ${postgres.durability}`);
   const pgliteDir = mkdtempSync(join(tmpdir(), 'terdut-bench-pglite-'));
-  const serverDb = await postgres.createDatabase('terdut_bench_intake');
-  const rawDb = await postgres.createDatabase('terdut_bench_raw');
+  const serverDb = await postgres?.createDatabase('terdut_bench_intake');
+  const rawDb = await postgres?.createDatabase('terdut_bench_raw');
   try {
-    console.log('terdut-server on PGlite (embedded, data directory):');
-    const onPglite = await benchServer('PGlite', { kind: 'pglite', dataDir: pgliteDir });
-    console.log('terdut-server on PostgreSQL:');
-    const onPostgres = await benchServer('PostgreSQL', { kind: 'postgres', url: serverDb.url });
+    let onPglite: ServerResults | undefined;
+    if (DATABASES.has('pglite')) {
+      console.log('terdut-server on PGlite (embedded, data directory):');
+      onPglite = await benchServer('PGlite', { kind: 'pglite', dataDir: pgliteDir });
+    }
+    let onPostgres: ServerResults | undefined;
+    if (serverDb) {
+      console.log('terdut-server on PostgreSQL:');
+      onPostgres = await benchServer('PostgreSQL', { kind: 'postgres', url: serverDb.url });
+    }
     console.log('raw single-row INSERT transactions:');
-    const rawPostgres = await rawPostgresInsertRate(rawDb.url);
-    console.log(
-      `  PostgreSQL: ${rawPostgres.alertsPerSecond.toFixed(0)} rows/s, p50 ${formatMs(rawPostgres.p50)}`,
-    );
-    const rawPglite = await rawPgliteInsertRate();
-    console.log(`  PGlite: ${rawPglite.alertsPerSecond.toFixed(0)} rows/s, p50 ${formatMs(rawPglite.p50)}`);
+    const rawPostgres = rawDb ? await rawPostgresInsertRate(rawDb.url) : undefined;
+    if (rawPostgres) {
+      console.log(
+        `  PostgreSQL: ${rawPostgres.alertsPerSecond.toFixed(0)} rows/s, p50 ${formatMs(rawPostgres.p50)}`,
+      );
+    }
+    const rawPglite = onPglite ? await rawPgliteInsertRate() : undefined;
+    if (rawPglite) {
+      console.log(`  PGlite: ${rawPglite.alertsPerSecond.toFixed(0)} rows/s, p50 ${formatMs(rawPglite.p50)}`);
+    }
+    const shareOfRaw = (alertsPerSecond: number) =>
+      rawPostgres ? `${((alertsPerSecond / rawPostgres.alertsPerSecond) * 100).toFixed(1)} %` : '-';
 
     console.log('');
     const rows: string[][] = [];
@@ -182,6 +228,7 @@ async function main(): Promise<void> {
       ['PGlite', onPglite],
       ['PostgreSQL', onPostgres],
     ] as const) {
+      if (results === undefined) continue;
       for (const [label, measured] of results.measured) {
         const cost = results.cost.get(label)!;
         rows.push([
@@ -191,7 +238,7 @@ async function main(): Promise<void> {
           measured.notificationsPerSecond.toFixed(1),
           formatMs(measured.p50),
           formatMs(measured.p99),
-          `${((measured.alertsPerSecond / rawPostgres.alertsPerSecond) * 100).toFixed(1)} %`,
+          shareOfRaw(measured.alertsPerSecond),
           `${cost.serverCpuMs.toFixed(2)} ms`,
           database === 'PGlite' ? '(in the server)' : `${cost.databaseCpuMs.toFixed(2)} ms`,
           `${cost.senderCpuMs.toFixed(2)} ms`,
@@ -202,6 +249,7 @@ async function main(): Promise<void> {
       ['PostgreSQL', rawPostgres],
       ['PGlite', rawPglite],
     ] as const) {
+      if (measured === undefined) continue;
       rows.push([
         database,
         'raw INSERT, 1 row/commit',
@@ -209,7 +257,7 @@ async function main(): Promise<void> {
         '-',
         formatMs(measured.p50),
         formatMs(measured.p99),
-        `${((measured.alertsPerSecond / rawPostgres.alertsPerSecond) * 100).toFixed(1)} %`,
+        shareOfRaw(measured.alertsPerSecond),
         '-',
         '-',
         '-',
@@ -230,29 +278,38 @@ async function main(): Promise<void> {
       ],
       rows,
     );
-    console.log(
-      '\npaging on PostgreSQL, when the senders stopped (escalations of new incidents still due, and how long until none was):',
-    );
-    for (const [label, backlog] of onPostgres.backlog) {
-      if (backlog.dueAtEnd === 0) continue;
+    if (onPostgres && rawPostgres) {
       console.log(
-        `  ${label}: ${backlog.dueAtEnd} still due, caught up ${formatMs(backlog.caughtUpMs)} later`,
+        '\npaging on PostgreSQL, when the senders stopped (escalations of new incidents still due, and how long until none was):',
+      );
+      for (const [label, backlog] of onPostgres.backlog) {
+        if (backlog.dueAtEnd === 0) continue;
+        console.log(
+          `  ${label}: ${backlog.dueAtEnd} still due, caught up ${formatMs(backlog.caughtUpMs)} later`,
+        );
+      }
+      printTargets(onPostgres.measured, rawPostgres.alertsPerSecond);
+    }
+    const rssOf = (database: string, results: ServerResults | undefined) =>
+      results === undefined
+        ? []
+        : [
+            `${database} ${results.rssIdleMiB.toFixed(0)} MiB after warm-up, ${results.rssEndMiB.toFixed(0)} MiB at the end`,
+          ];
+    console.log(
+      `\nserver RSS: ${[...rssOf('PGlite', onPglite), ...rssOf('PostgreSQL', onPostgres)].join('; ')}`,
+    );
+    if (postgres) {
+      console.log(
+        `\nRaw PG inserts and terdut-server on PostgreSQL ran on the same server (${postgres.durability}), so the share is like for like.`,
       );
     }
-    printTargets(onPostgres.measured, rawPostgres.alertsPerSecond);
-    console.log(
-      `\nserver RSS: PGlite ${onPglite.rssIdleMiB.toFixed(0)} MiB after warm-up, ${onPglite.rssEndMiB.toFixed(0)} MiB at the end; ` +
-        `PostgreSQL ${onPostgres.rssIdleMiB.toFixed(0)} MiB after warm-up, ${onPostgres.rssEndMiB.toFixed(0)} MiB at the end`,
-    );
-    console.log(
-      `\nRaw PG inserts and terdut-server on PostgreSQL ran on the same server (${postgres.durability}), so the share is like for like.`,
-    );
     console.log(`load average at the end: ${loadavg()[0]!.toFixed(2)}`);
   } finally {
-    await serverDb.drop();
-    await rawDb.drop();
+    await serverDb?.drop();
+    await rawDb?.drop();
     rmSync(pgliteDir, { recursive: true, force: true });
-    await postgres.stop();
+    await postgres?.stop();
   }
 }
 

@@ -32,6 +32,7 @@ import { TerdutClient } from '../packages/client/src/index.ts';
 import { notificationOfSize } from '../test/support/alertmanager-payloads.ts';
 import { formatMs, LatencyRecorder, printTable } from './support/latency.ts';
 import { printMachine } from './support/machine.ts';
+import { v8HeapOf } from './support/memory.ts';
 import { provideBenchPostgres } from './support/postgres.ts';
 import { prepareStorage, startServerProcess, type BenchStorage } from './support/server-process.ts';
 
@@ -70,8 +71,6 @@ interface Reading {
   p99?: number;
 }
 
-const mib = (bytes: number) => bytes / 2 ** 20;
-
 function residentMiB(pid: number): { rss: number; anon: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string) => {
@@ -82,17 +81,6 @@ function residentMiB(pid: number): { rss: number; anon: number } {
   return { rss: field('VmRSS'), anon: field('RssAnon') };
 }
 
-/** The server's own view of its V8 heap (prom-client's process metrics on /metrics). */
-async function heapOf(baseUrl: string): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return {
-    heapUsed: gauge('terdut_nodejs_heap_size_used_bytes'),
-    heapTotal: gauge('terdut_nodejs_heap_size_total_bytes'),
-    external: gauge('terdut_nodejs_external_memory_bytes'),
-  };
-}
-
 async function read(
   label: string,
   pid: number,
@@ -100,16 +88,16 @@ async function read(
   storedAlerts: number,
   latency?: LatencyRecorder,
 ): Promise<Reading> {
-  const heap = await heapOf(baseUrl);
+  const heap = await v8HeapOf(baseUrl);
   const resident = residentMiB(pid);
   const reading: Reading = {
     label,
     storedAlerts,
     rssMiB: resident.rss,
     rssAnonMiB: resident.anon,
-    heapUsedMiB: mib(heap.heapUsed),
-    heapTotalMiB: mib(heap.heapTotal),
-    externalMiB: mib(heap.external),
+    heapUsedMiB: heap.heapUsedMiB,
+    heapTotalMiB: heap.heapTotalMiB,
+    externalMiB: heap.externalMiB,
     loadAverage: loadavg()[0]!,
     ...(latency && latency.count > 0 ? { p50: latency.percentile(50), p99: latency.percentile(99) } : {}),
   };
