@@ -190,7 +190,7 @@ async function checkOccurrenceEndIsRecordedOnItsLinksAlone(db: Database): Promis
     const [stored] = await lockAlertsByFingerprint(db, [fingerprint]);
     const next = new Date(stored!.starts_at.getTime() + 60_000);
     const read = await rowsReadDuring(db, 'incident_alerts', async (tx) => {
-      await updateAlertState(tx, stored!.id, { ...stored!, starts_at: next }, now, 'new');
+      await updateAlertState(tx, stored!, { ...stored!, starts_at: next }, now, 'new');
     });
     assert.ok(read <= FEW_LINKS, `firing again read ${read} links (${state})`);
     const recorded = await db.query<{ occurrence_starts_at: Date; occurrence_ends_at: Date }>(

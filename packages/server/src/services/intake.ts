@@ -485,7 +485,7 @@ async function upsertAlerts(
         break;
       default:
         received.push({
-          row: await updateAlertState(tx, row.id, incoming, now, occurrenceUpdate(change)),
+          row: await updateAlertState(tx, row, incoming, now, occurrenceUpdate(change)),
           change,
         });
     }
