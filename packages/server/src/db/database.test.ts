@@ -95,6 +95,30 @@ test('PostgreSQL connections never JIT-compile a plan, however costly its estima
   }
 });
 
+test('PostgreSQL connections never plan a parallel query, even where the planner would find one cheaper', async () => {
+  const url = testPostgresUrl();
+  const db = await openPostgres(url, { max: 1 });
+  const table = `parallel_probe_${process.pid}`;
+  try {
+    await db.exec(
+      `CREATE TABLE ${table} AS SELECT g AS x FROM generate_series(1, 50000) g; ` +
+        `ALTER TABLE ${table} SET (parallel_workers = 2); ANALYZE ${table}`,
+    );
+    const plan = await db.transaction(async (tx) => {
+      // Workers made free and every table big enough: a planner allowed parallel plans takes one.
+      await tx.exec('SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0');
+      await tx.exec('SET LOCAL min_parallel_table_scan_size = 0');
+      return (await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT count(*) FROM ${table}`)).rows;
+    });
+    const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+    assert.match(text, /Seq Scan/);
+    assert.doesNotMatch(text, /Gather|Parallel/, text);
+  } finally {
+    await db.exec(`DROP TABLE IF EXISTS ${table}`);
+    await db.close();
+  }
+});
+
 test('a statement PostgreSQL refuses fails alone: its connection, and what it prepared, serve the next one', async () => {
   const url = testPostgresUrl();
   const db = await openPostgres(url, { max: 1 });

@@ -150,6 +150,13 @@ export async function openPostgres(
         if (error instanceof NoAnswerError) throw error;
       });
       await runOnTheClock(client, 'SET plan_cache_mode = force_custom_plan', deadlines, () => {});
+      // And no parallel plans: every statement here reads a few index
+      // entries, and starting a worker costs more than it saves. The
+      // incident page's links (1,000 by primary key, 5 ms) were read by a
+      // parallel sequential scan of every link (20-27 ms) whenever ANALYZE's
+      // sample put the incident's estimate near 600 rows (bench/README.md,
+      // "The incident page without parallel plans").
+      await runOnTheClock(client, 'SET max_parallel_workers_per_gather = 0', deadlines, () => {});
     },
   };
   const pool = new pg.Pool(poolOptions);
