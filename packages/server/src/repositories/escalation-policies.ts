@@ -118,6 +118,30 @@ export async function updatePolicy(
   return result.rows[0];
 }
 
+/** A step of a policy, numbered from 1, that pages whoever is on call in some schedule. */
+export interface StepPagingSchedule {
+  policy_id: number;
+  policy_name: string;
+  step: number;
+}
+
+/**
+ * The steps that page schedule `scheduleId` (a target `{"type":"on_call","schedule_id":…}`),
+ * in routing order. Targets are JSON without a foreign key, so this is what
+ * stands for one when a schedule is deleted.
+ */
+export async function stepsPagingSchedule(db: Queryable, scheduleId: number): Promise<StepPagingSchedule[]> {
+  const result = await db.query<StepPagingSchedule>(
+    `SELECT p.id AS policy_id, p.name AS policy_name, s.number::int AS step
+       FROM escalation_policies p
+      CROSS JOIN LATERAL jsonb_array_elements(p.steps) WITH ORDINALITY AS s(step, number)
+      WHERE s.step -> 'targets' @> jsonb_build_array(jsonb_build_object('type', 'on_call', 'schedule_id', $1::bigint))
+      ORDER BY p.position, p.id, s.number`,
+    [scheduleId],
+  );
+  return result.rows;
+}
+
 export async function deletePolicy(tx: Queryable, id: number): Promise<EscalationPolicyRow | undefined> {
   const result = await tx.query<EscalationPolicyRow>(
     `DELETE FROM escalation_policies WHERE id = $1 RETURNING ${COLUMNS}`,

@@ -103,6 +103,33 @@ export async function lockSchedule(db: Queryable, id: number): Promise<void> {
   await db.query('SELECT 1 FROM schedules WHERE id = $1 FOR NO KEY UPDATE', [id]);
 }
 
+/**
+ * Whether schedule `id` exists, holding it with FOR KEY SHARE (the lock a
+ * foreign key's check takes) until the transaction ends: an escalation
+ * policy's step names it, so it must not be deleted before that policy
+ * commits. Deleting it (`lockScheduleToDelete`) then waits and sees the
+ * policy; changes to the schedule (NO KEY UPDATE) do not wait.
+ */
+export async function holdScheduleAsTarget(db: Queryable, id: number): Promise<boolean> {
+  const result = await db.query('SELECT 1 FROM schedules WHERE id = $1 FOR KEY SHARE', [id]);
+  return result.rows.length > 0;
+}
+
+/**
+ * Schedule `id` locked FOR UPDATE, the lock its DELETE takes, taken before
+ * the checks that may refuse the delete so that they read what holds when it
+ * happens: a policy naming the schedule that was being saved has committed
+ * (`holdScheduleAsTarget` made this wait), one saved later waits for this
+ * transaction and finds the schedule gone, and `is_default` is the current flag.
+ */
+export async function lockScheduleToDelete(db: Queryable, id: number): Promise<ScheduleRow | undefined> {
+  const result = await db.query<ScheduleRow>(
+    `SELECT ${SCHEDULE_COLUMNS} FROM schedules WHERE id = $1 FOR UPDATE`,
+    [id],
+  );
+  return result.rows[0];
+}
+
 /** Makes `id` the one default: clears the old flag first, as the partial unique index requires. */
 export async function makeDefaultSchedule(db: Queryable, id: number): Promise<void> {
   await db.query('UPDATE schedules SET is_default = false WHERE is_default AND id <> $1', [id]);

@@ -10,6 +10,7 @@ import { addDays, isCalendarDate } from '../calendar-date.ts';
 import { instantField } from '../instant.ts';
 import { findPersonById, findUserById } from '../repositories/users.ts';
 import { keptInstanceSecret } from '../repositories/instance-secrets.ts';
+import { stepsPagingSchedule, type StepPagingSchedule } from '../repositories/escalation-policies.ts';
 import {
   deleteFeed,
   deleteOverride,
@@ -28,6 +29,7 @@ import {
   listRotations,
   listSchedules,
   lockSchedule,
+  lockScheduleToDelete,
   makeDefaultSchedule,
   replaceFeed,
   saveRotation,
@@ -255,15 +257,22 @@ export class SchedulesService {
     });
   }
 
-  /** Deletes a schedule with its rotations, overrides and feed; the default cannot go (409). */
+  /**
+   * Deletes a schedule with its rotations, overrides and feed. 409 for the
+   * default, and for a schedule an escalation policy's step pages (naming
+   * the policies and steps): deleted, that step would page nobody.
+   */
   async remove(principal: Principal, id: number, clientAddress: string): Promise<void> {
     requireAdmin(principal, 'delete schedules');
     await this.#db.transaction(async (tx) => {
-      const schedule = await findSchedule(tx, id);
+      // Locked first, so a policy naming the schedule cannot commit between the check and the delete.
+      const schedule = await lockScheduleToDelete(tx, id);
       if (!schedule) throw notFound(`schedule ${id}`);
       if (schedule.is_default) {
         throw conflict(`schedule ${id} is the default; make another schedule the default first`);
       }
+      const pagedBy = await stepsPagingSchedule(tx, id);
+      if (pagedBy.length > 0) throw conflict(scheduleStillPaged(schedule.name, pagedBy));
       await deleteSchedule(tx, id);
       await this.#record(tx, principal, 'schedule.deleted', id, { name: schedule.name }, clientAddress);
     });
@@ -1018,6 +1027,26 @@ export function scheduleInstantField(field: string, text: string): Date {
     );
   }
   return at;
+}
+
+/**
+ * The refusal of deleting a schedule that policies page, naming each policy
+ * and its steps: "schedule Payments is paged by policy 'DB team' step 2; …".
+ */
+function scheduleStillPaged(name: string, steps: StepPagingSchedule[]): string {
+  const byPolicy = new Map<number, { name: string; steps: number[] }>();
+  for (const { policy_id, policy_name, step } of steps) {
+    const policy = byPolicy.get(policy_id) ?? { name: policy_name, steps: [] };
+    policy.steps.push(step);
+    byPolicy.set(policy_id, policy);
+  }
+  const policies = [...byPolicy.values()].map(({ name: policy, steps: numbers }) => {
+    const last = numbers.at(-1)!;
+    const listed =
+      numbers.length === 1 ? `step ${last}` : `steps ${numbers.slice(0, -1).join(', ')} and ${last}`;
+    return `policy '${policy}' ${listed}`;
+  });
+  return `schedule ${name} is paged by ${policies.join(', ')}; change those steps first (PUT /api/escalation-policies/{id}), then delete the schedule`;
 }
 
 function scheduleName(text: string): string {

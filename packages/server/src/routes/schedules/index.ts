@@ -132,7 +132,8 @@ export function schedulesRoutes(schedules: SchedulesService) {
         config: { auth: access.admin },
         schema: {
           tags,
-          summary: 'Delete a schedule with its rotations and overrides (admins); not the default (409)',
+          summary:
+            "Delete a schedule with its rotations and overrides (admins); 409 for the default, and for one an escalation policy's step pages (naming the steps)",
           params: scheduleParams,
           response: { 204: NoContent, ...errors },
         },

@@ -17,7 +17,7 @@ import {
   type PolicyTarget,
 } from '../../repositories/escalation-policies.ts';
 import { findPageablePeople } from '../../repositories/paging-people.ts';
-import { findSchedule } from '../../repositories/schedules.ts';
+import { holdScheduleAsTarget } from '../../repositories/schedules.ts';
 import type { AuditService } from '../audit.ts';
 import { parseMatcherToSave } from './matchers.ts';
 
@@ -171,7 +171,8 @@ async function validPolicy(
     }
     for (const [targetIndex, target] of step.targets.entries()) {
       if (target.type !== 'on_call' || target.schedule_id === undefined) continue;
-      if ((await findSchedule(tx, target.schedule_id)) === undefined) {
+      // Held until the commit, as a foreign key would be: the schedule cannot be deleted meanwhile.
+      if (!(await holdScheduleAsTarget(tx, target.schedule_id))) {
         throw badRequest(
           `field "steps.${index}.targets.${targetIndex}.schedule_id": schedule ${target.schedule_id} does not exist; list them with GET /api/schedules, or leave it out for the default schedule`,
         );

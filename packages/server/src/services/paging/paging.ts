@@ -346,7 +346,7 @@ export class PagingService {
     const now = this.#clock.now();
     let onCallNow = false;
     for (const schedule of await listSchedules(this.#db)) {
-      onCallNow = (await this.#onCallIn(this.#db, schedule.id, now)).includes(userId);
+      onCallNow = (await this.#onCallIn(this.#db, schedule.id, now))?.includes(userId) ?? false;
       if (onCallNow) break;
     }
     const working = (await this.#contactsOf(this.#db, person)).length;
@@ -507,7 +507,7 @@ export class PagingService {
     const skipped: string[] = [];
     const folded: string[] = [];
     if (current !== undefined) {
-      const ids = await this.#targets(tx, current.targets, now, reads);
+      const { ids, deletedSchedules } = await this.#targets(tx, current.targets, now, reads);
       const people = await reads.once(`people:${ids.join(',')}`, () => findPageablePeople(tx, ids));
       for (const person of people) {
         const contacts = await reads.once(`contacts:${person.id}`, () => this.#contactsOf(tx, person));
@@ -548,12 +548,15 @@ export class PagingService {
           : folded.length > 0
             ? 'no page of its own'
             : 'nobody to page';
-      // A user the step names who was deleted since the policy was saved pages nobody: say so.
-      const gone = current.targets.flatMap((target) =>
-        target.type === 'user' && !people.some((person) => person.id === target.user_id)
-          ? [`user ${target.user_id}`]
-          : [],
-      );
+      // A user or schedule the step names that was deleted since the policy was saved pages nobody: say so.
+      const gone = [
+        ...current.targets.flatMap((target) =>
+          target.type === 'user' && !people.some((person) => person.id === target.user_id)
+            ? [`user ${target.user_id}`]
+            : [],
+        ),
+        ...deletedSchedules.map((id) => `schedule ${id}`),
+      ];
       const skipNote =
         (skipped.length > 0 ? `; skipped ${skipped.join(', ')} (no working contact method)` : '') +
         (gone.length > 0 ? `; skipped ${gone.join(', ')} (deleted)` : '') +
@@ -668,36 +671,44 @@ export class PagingService {
     );
   }
 
-  /** The people a step's targets name, in order, without repeats. */
+  /**
+   * The people a step's targets name, in order, without repeats, and the
+   * schedules it names that no longer exist (`deletedSchedules`).
+   */
   async #targets(
     tx: Queryable,
     targets: readonly PolicyTarget[],
     now: Date,
     reads: SharedReads,
-  ): Promise<number[]> {
+  ): Promise<{ ids: number[]; deletedSchedules: number[] }> {
     const ids: number[] = [];
+    const deletedSchedules: number[] = [];
     for (const target of targets) {
       if (target.type === 'on_call') {
         const schedule = target.schedule_id;
-        ids.push(
-          ...(await reads.once(`on call:${schedule ?? 'default'}`, () => this.#onCallIn(tx, schedule, now))),
+        const onCall = await reads.once(`on call:${schedule ?? 'default'}`, () =>
+          this.#onCallIn(tx, schedule, now),
         );
+        if (onCall === undefined) deletedSchedules.push(schedule!);
+        else ids.push(...onCall);
       } else if (target.type === 'admins') ids.push(...(await reads.once('admins', () => listAdminIds(tx))));
       else ids.push(target.user_id);
     }
-    return [...new Set(ids)];
+    return { ids: [...new Set(ids)], deletedSchedules: [...new Set(deletedSchedules)] };
   }
 
   /**
-   * Who is on call in a step's schedule. A schedule deleted after the policy
-   * was saved names nobody (the step moves on) rather than failing the pass
-   * for every incident behind it.
+   * Who is on call in a step's schedule; undefined for a schedule deleted
+   * after the policy was saved (an escalation keeps the version it started
+   * with, and policies saved before deleting a schedule was refused may name
+   * one): the step says so and moves on, rather than failing the pass for
+   * every incident behind it.
    */
-  async #onCallIn(tx: Queryable, scheduleId: number | undefined, now: Date): Promise<number[]> {
+  async #onCallIn(tx: Queryable, scheduleId: number | undefined, now: Date): Promise<number[] | undefined> {
     try {
       return await this.#onCall(scheduleId ?? 'default')(tx, now);
     } catch (error) {
-      if (scheduleId !== undefined && error instanceof ApiError && error.status === 404) return [];
+      if (scheduleId !== undefined && error instanceof ApiError && error.status === 404) return undefined;
       throw error;
     }
   }

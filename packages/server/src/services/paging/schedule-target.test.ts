@@ -1,7 +1,9 @@
 /**
  * An escalation step that pages "whoever is on call in schedule S" (issue 13),
  * on both databases: the worker asks that schedule, not the default one, and
- * a schedule id that does not exist is refused when the policy is saved.
+ * a schedule id that does not exist is refused when the policy is saved. A
+ * schedule a policy's step pages cannot be deleted (409 naming the steps); an
+ * escalation that started before its schedule went says so and moves on.
  * Pages go through the ntfy STAND-IN and a real webhook receiver on loopback.
  */
 import { test, before, after } from 'node:test';
@@ -16,6 +18,7 @@ import {
   type TestUser,
   firingAlert,
   notification,
+  openIncident,
   startWebhookReceiver,
   type WebhookReceiver,
 } from '@terdut/test-support';
@@ -125,6 +128,120 @@ forEachDatabase('escalation step targeting a schedule', (database) => {
     assert.equal(pages.length, 1, JSON.stringify(receiver.received.map((hook) => hook.body)));
     assert.equal(pages[0]!.body.person.username, 'bob');
     assert.deepEqual(await pollTopic(ntfy.url, 'alice-pager', NTFY_TOKEN), []);
+  });
+
+  const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
+    server.request({ method, url, as: admin, ...(payload ? { payload } : {}) });
+  const timeline = async (id: number) =>
+    ((await call('GET', `/api/incidents/${id}/timeline`)).body as { type: string; detail: string }[])
+      .map((event) => event.detail)
+      .join('\n');
+
+  test('deleting a schedule that policies page is refused with 409 naming each policy and step; after the steps change it goes', async () => {
+    const payments = (await call('POST', '/api/schedules', { name: 'Payments', time_zone: 'UTC' })).body.id;
+    const dbTeam = await call('POST', '/api/escalation-policies', {
+      name: 'DB team',
+      matchers: ['team="db"'],
+      steps: [
+        { targets: [{ type: 'admins' }] },
+        {
+          delay: '5m',
+          targets: [
+            { type: 'user', user_id: alice.id },
+            { type: 'on_call', schedule_id: payments },
+          ],
+        },
+      ],
+    });
+    assert.equal(dbTeam.status, 201, JSON.stringify(dbTeam.body));
+    const nights = await call('POST', '/api/escalation-policies', {
+      name: 'Payments nights',
+      matchers: ['team="payments"'],
+      steps: [
+        { targets: [{ type: 'on_call', schedule_id: payments }] },
+        { delay: '5m', targets: [{ type: 'admins' }] },
+        { delay: '5m', targets: [{ type: 'on_call', schedule_id: payments }, { type: 'admins' }] },
+      ],
+    });
+    assert.equal(nights.status, 201, JSON.stringify(nights.body));
+
+    const refused = await call('DELETE', `/api/schedules/${payments}`);
+    assert.equal(refused.status, 409);
+    assert.equal(
+      refused.body.error,
+      `schedule Payments is paged by policy 'DB team' step 2, policy 'Payments nights' steps 1 and 3; ` +
+        'change those steps first (PUT /api/escalation-policies/{id}), then delete the schedule',
+    );
+    assert.equal(
+      (await call('GET', `/api/schedules/${payments}`)).status,
+      200,
+      'the schedule is still there',
+    );
+
+    // Deleting one policy and changing the other's steps frees the schedule.
+    assert.equal((await call('DELETE', `/api/escalation-policies/${nights.body.id}`)).status, 204);
+    const still = await call('DELETE', `/api/schedules/${payments}`);
+    assert.equal(still.status, 409);
+    assert.match(still.body.error, /^schedule Payments is paged by policy 'DB team' step 2;/);
+    const changed = await call('PUT', `/api/escalation-policies/${dbTeam.body.id}`, {
+      name: 'DB team',
+      matchers: ['team="db"'],
+      steps: [
+        { targets: [{ type: 'admins' }] },
+        { delay: '5m', targets: [{ type: 'user', user_id: alice.id }] },
+      ],
+    });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.equal((await call('DELETE', `/api/schedules/${payments}`)).status, 204);
+    assert.equal((await call('DELETE', `/api/escalation-policies/${dbTeam.body.id}`)).status, 204);
+  });
+
+  test('an escalation that started before its schedule was deleted says so on the timeline and moves on to the next step at once', async () => {
+    const search = (await call('POST', '/api/schedules', { name: 'Search', time_zone: 'UTC' })).body.id;
+    const steps = (middle: object[]) => [
+      { targets: [{ type: 'user', user_id: alice.id }] },
+      { delay: '5m', targets: middle },
+      { delay: '5m', targets: [{ type: 'user', user_id: bob.id }] },
+    ];
+    const policy = await call('POST', '/api/escalation-policies', {
+      name: 'Search team',
+      matchers: ['team="search"'],
+      steps: steps([{ type: 'on_call', schedule_id: search }]),
+    });
+    assert.equal(policy.status, 201, JSON.stringify(policy.body));
+    const incident = await openIncident(server, admin, {
+      groupKey: 'search-gone',
+      name: 'IndexStale',
+      labels: { team: 'search' },
+    });
+    await server.app.services.paging.runOnce();
+    assert.match(await timeline(incident.id), /step 1 of "Search team": paging alice/);
+
+    // The policy stops paging Search, so Search may go; the running escalation keeps its copy.
+    const changed = await call('PUT', `/api/escalation-policies/${policy.body.id}`, {
+      name: 'Search team',
+      matchers: ['team="search"'],
+      steps: steps([{ type: 'admins' }]),
+    });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.equal((await call('DELETE', `/api/schedules/${search}`)).status, 204);
+
+    const before = receiver.received.length;
+    clock.advance(5 * 60_000);
+    await server.app.services.paging.runOnce();
+    const details = await timeline(incident.id);
+    assert.match(
+      details,
+      new RegExp(`step 2 of "Search team": nobody to page; skipped schedule ${search} \\(deleted\\)`),
+    );
+    assert.match(details, /step 3 of "Search team": paging bob/, 'step 3 fired at once, not 5 minutes later');
+    const pages = receiver.received.slice(before).filter((hook) => hook.body?.event === 'page');
+    assert.deepEqual(
+      pages.map((hook) => [hook.body.person.username, hook.body.step]),
+      [['bob', 3]],
+    );
+    await call('POST', `/api/incidents/${incident.id}/resolve`);
+    await call('DELETE', `/api/escalation-policies/${policy.body.id}`);
   });
 
   test('GET /api/paging/me: on call in the Databases schedule is on call now, and without a contact method is warned so', async () => {
