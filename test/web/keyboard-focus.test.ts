@@ -5,6 +5,11 @@
  * screen reader user who pressed Save and found the focus on the page's body
  * started again from the top. The requests are held in the browser until the
  * test lets them go, so "while it runs" is a state the test can look at.
+ *
+ * A button that removes what it sits in (an override's Delete, a place's
+ * Remove, a key's Revoke) cannot keep the focus: it is gone. The focus goes to
+ * the same button of the next item, else of the one before, else to the
+ * list's heading or the control that adds one, never to the page's body.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -31,6 +36,16 @@ const focusedName = (page: Page) =>
     const tag = active.tagName.toLowerCase();
     return tag === 'body' ? 'the page body' : `<${tag}> ${active.textContent?.trim() ?? ''}`;
   });
+
+/** Waits until `element` holds the focus; fails naming what holds it instead. */
+async function focusLandsOn(page: Page, element: Locator, when: string) {
+  const deadline = Date.now() + 3000;
+  while (!(await hasFocus(element).catch(() => false))) {
+    if (Date.now() > deadline)
+      assert.fail(`${when}, the focus is on ${await focusedName(page)}, not ${element.toString()}`);
+    await page.waitForTimeout(50);
+  }
+}
 
 /**
  * Holds every `method` request to `url` until `release()`; `count()` says how
@@ -186,5 +201,145 @@ describe('the keyboard focus while a request runs [pglite]', () => {
     await acknowledging.release();
     await row.getByText('acknowledged', { exact: true }).waitFor();
     assert.equal(await row.getByRole('alert').count(), 0, 'no refusal of a second acknowledgement');
+  });
+
+  test("an override's Delete hands the focus to the next override's Delete, else the one before, else the heading", async () => {
+    const schedule = await stack.api('POST', '/api/schedules', {
+      name: 'Covers',
+      time_zone: 'Europe/Berlin',
+    });
+    assert.equal(schedule.status, 201, JSON.stringify(schedule.body));
+    const id = schedule.body.id as number;
+    const day = 24 * 3_600_000;
+    for (const [user, inDays] of [
+      [stack.admin.id, 3],
+      [stack.member.id, 5],
+      [stack.admin.id, 7],
+    ] as const) {
+      const made = await stack.api('POST', `/api/schedules/${id}/overrides`, {
+        user_id: user,
+        starts_at: new Date(Date.now() + inDays * day).toISOString(),
+        ends_at: new Date(Date.now() + (inDays + 1) * day).toISOString(),
+      });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+    }
+    const page = await adminPage();
+    await page.goto(`${stack.url}/schedules/${id}`);
+    const deletes = page.locator('ul.overrides').getByRole('button', { name: /^Delete the override of/ });
+    await deletes.nth(2).waitFor();
+    const [first, second, third] = (await deletes.evaluateAll((buttons) =>
+      buttons.map((button) => button.getAttribute('aria-label') ?? ''),
+    )) as [string, string, string];
+    const named = (label: string) => page.getByRole('button', { name: label, exact: true });
+
+    await named(second).focus();
+    await page.keyboard.press('Enter');
+    await named(second).waitFor({ state: 'detached' });
+    await focusLandsOn(page, named(third), 'the middle override deleted');
+    await page.keyboard.press('Enter');
+    await named(third).waitFor({ state: 'detached' });
+    await focusLandsOn(page, named(first), 'the last override deleted');
+    await page.keyboard.press('Enter');
+    await page.getByText('No overrides in the coming year.').waitFor();
+    await focusLandsOn(
+      page,
+      page.getByRole('heading', { name: 'Overrides', exact: true }),
+      'no override left',
+    );
+    assert.deepEqual((await stack.api('GET', `/api/schedules/${id}/overrides`)).body, []);
+  });
+
+  test("a rotation's Delete hands the focus to the next rotation's Delete, the last to the Rotations heading", async () => {
+    const schedule = await stack.api('POST', '/api/schedules', {
+      name: 'Layers',
+      time_zone: 'Europe/Berlin',
+    });
+    const id = schedule.body.id as number;
+    for (const name of ['Days', 'Nights']) {
+      const made = await stack.api('POST', `/api/schedules/${id}/rotations`, {
+        name,
+        participant_ids: [stack.admin.id, stack.member.id],
+        shift_length: 1,
+        shift_unit: 'weeks',
+        start_date: '2026-11-30',
+        handoff_time: '09:00',
+      });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+    }
+    const page = await adminPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(`${stack.url}/schedules/${id}`);
+    const deleteDays = page.getByRole('button', { name: 'Delete Days', exact: true });
+    await deleteDays.focus();
+    await page.keyboard.press('Enter');
+    await deleteDays.waitFor({ state: 'detached' });
+    const deleteNights = page.getByRole('button', { name: 'Delete Nights', exact: true });
+    await focusLandsOn(page, deleteNights, 'the rotation Days deleted');
+    await page.keyboard.press('Enter');
+    await page.getByText('No rotations.').waitFor();
+    await focusLandsOn(
+      page,
+      page.getByRole('heading', { name: 'Rotations', exact: true }),
+      'no rotation left',
+    );
+  });
+
+  test("in the rotation form, a place's Remove hands the focus to the next place's, else the one before, else the person picker", async () => {
+    const schedule = await stack.api('POST', '/api/schedules', {
+      name: 'Places',
+      time_zone: 'Europe/Berlin',
+    });
+    const page = await adminPage();
+    await page.goto(`${stack.url}/schedules/${schedule.body.id}`);
+    await page.getByRole('button', { name: 'New rotation' }).click();
+    const form = page.getByRole('form', { name: 'New rotation' });
+    const picker = form.getByLabel('Person to add');
+    for (const person of ['admin', 'mia', 'admin']) {
+      await picker.selectOption({ label: person });
+      await form.getByRole('button', { name: 'Add participant' }).click();
+    }
+    const remove = (name: string) => form.getByRole('button', { name, exact: true });
+    await remove('Remove mia from place 2').focus();
+    await page.keyboard.press('Enter');
+    // The admin of place 3 moved up to place 2: its Remove, where the pressed one was.
+    await focusLandsOn(page, remove('Remove admin from place 2'), 'mia removed from place 2');
+    await page.keyboard.press('Enter');
+    await focusLandsOn(page, remove('Remove admin from place 1'), 'the last place removed');
+    await page.keyboard.press('Enter');
+    await form.getByText('No one yet').waitFor();
+    await focusLandsOn(page, picker, 'no place left');
+  });
+
+  test("on the Me page, a key's Revoke hands the focus to the next key's Revoke", async () => {
+    for (const name of ['focus-one', 'focus-two'])
+      assert.equal((await stack.api('POST', `/api/users/${stack.admin.id}/api-keys`, { name })).status, 201);
+    const page = await adminPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(`${stack.url}/me`);
+    const revokes = page.getByRole('button', { name: /^Revoke / });
+    await page.getByRole('button', { name: 'Revoke focus-two', exact: true }).waitFor();
+    const names = await revokes.allInnerTexts();
+    const at = names.indexOf('Revoke focus-one');
+    const landing = names[at + 1] ?? names[at - 1]!;
+    await page.getByRole('button', { name: 'Revoke focus-one', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Revoke focus-one', exact: true }).waitFor({ state: 'detached' });
+    await focusLandsOn(page, page.getByRole('button', { name: landing, exact: true }), 'a key revoked');
+  });
+
+  test('"Make X the default" hands the focus to the schedule\'s name, now at the top of the list', async () => {
+    const schedules = (await stack.api('GET', '/api/schedules')).body as {
+      name: string;
+      is_default: boolean;
+    }[];
+    const other = schedules.find((schedule) => !schedule.is_default);
+    assert.ok(other, 'a schedule that is not the default');
+    const page = await adminPage();
+    await page.goto(`${stack.url}/schedules`);
+    const make = page.getByRole('button', { name: `Make ${other.name} the default`, exact: true });
+    await make.focus();
+    await page.keyboard.press('Enter');
+    await make.waitFor({ state: 'detached' });
+    await focusLandsOn(page, page.getByRole('link', { name: other.name, exact: true }), 'made the default');
   });
 });

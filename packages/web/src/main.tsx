@@ -6,6 +6,7 @@ import './styles.css';
 import { api, errorText, isUnauthenticated, SESSION_ENDED_EVENT, type Me, type ServerInfo } from './api.ts';
 import { Link, navigate, useLocation } from './router.tsx';
 import { startLive, stopLive, useLiveState } from './live.ts';
+import { keepFocusWhenRemoved } from './focus-after-removal.ts';
 import { Button, ErrorNote, SessionContext, useAction, type Session } from './ui.tsx';
 import { SetupPage, SignInPage } from './pages/sign-in.tsx';
 import { QueuePage } from './pages/queue.tsx';
@@ -227,4 +228,5 @@ function NotAllowed() {
   );
 }
 
+keepFocusWhenRemoved();
 render(<App />, document.getElementById('app')!);
