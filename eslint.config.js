@@ -50,6 +50,20 @@ export default tseslint.config(
     },
   },
   {
+    files: ['packages/web/src/**/*.tsx'],
+    rules: {
+      // A disabled button drops the keyboard focus to the page's body; Button keeps it (aria-disabled).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "JSXOpeningElement[name.name='button'] > JSXAttribute[name.name='disabled']",
+          message:
+            "A disabled <button> loses the keyboard focus (it falls to the page's body): use Button from packages/web/src/ui.tsx with busy= or disabled=, which says so with aria-disabled and keeps the focus.",
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Tests read JSON answers field by field; the assertions are the type check.
