@@ -298,8 +298,9 @@ export function EscalationPoliciesPage() {
             <div class="row-main">
               <strong>{policy.name}</strong>
               {policy.default && <span class="badge">default</span>}
-              {policy.matchers.map((matcher) => (
-                <code key={matcher} class="label">
+              {/* By position: the same matcher may be listed twice, and a key must be unique. */}
+              {policy.matchers.map((matcher, index) => (
+                <code key={index} class="label">
                   {matcher}
                 </code>
               ))}
@@ -725,8 +726,8 @@ export function HeartbeatsPage() {
               </div>
               <div class="row-meta">
                 <span>ID {heartbeat.id}</span>
-                {heartbeat.matchers.map((matcher) => (
-                  <code key={matcher} class="label">
+                {heartbeat.matchers.map((matcher, index) => (
+                  <code key={index} class="label">
                     {matcher}
                   </code>
                 ))}
@@ -852,8 +853,8 @@ export function MaintenancePage() {
                 {win.matchers.length === 0 ? (
                   <span>every incident</span>
                 ) : (
-                  win.matchers.map((matcher) => (
-                    <code key={matcher} class="label">
+                  win.matchers.map((matcher, index) => (
+                    <code key={index} class="label">
                       {matcher}
                     </code>
                   ))
