@@ -1,5 +1,6 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Alert, Incident, IncidentEvent } from '@terdut/client';
+import { alertIdentities } from '../alert-identity.ts';
 import { api, client } from '../api.ts';
 import { Link } from '../router.tsx';
 import { useLive } from '../live.ts';
@@ -86,6 +87,10 @@ export function IncidentPage(props: { id: number }) {
       after.pressed.focus({ preventScroll: true });
     else if (after.group?.isConnected) after.group.focus({ preventScroll: true });
   }, [incident.data]);
+  const alerts = incident.data?.alerts;
+  // Once per load, not per event: an incident can hold a thousand alerts and as many events.
+  const identities = useMemo(() => alertIdentities(alerts ?? []), [alerts]);
+  const alertsById = useMemo(() => new Map((alerts ?? []).map((alert) => [alert.id, alert])), [alerts]);
 
   if (incident.data === undefined)
     return (
@@ -150,6 +155,8 @@ export function IncidentPage(props: { id: number }) {
           <TimelineEntry
             key={event.id}
             event={event}
+            alert={event.alert_id === undefined ? undefined : alertsById.get(event.alert_id)}
+            identity={event.alert_id === undefined ? undefined : identities.get(event.alert_id)}
             zone={info.time_zone}
             mine={event.user_id === me.user.id}
             onDelete={() => act(() => client.incidents.deleteNote(current.id, event.id))}
@@ -333,6 +340,10 @@ function safeUrl(url: string | undefined): boolean {
 
 function TimelineEntry(props: {
   event: IncidentEvent;
+  /** The alert the event is about, when the incident lists it. */
+  alert: Alert | undefined;
+  /** What tells that alert apart from the incident's others (`instance=db-3:9100`), when anything does. */
+  identity: string | undefined;
   zone: string;
   mine: boolean;
   onDelete(): Promise<unknown>;
@@ -346,7 +357,12 @@ function TimelineEntry(props: {
       {event.type === 'note' ? (
         <blockquote>{event.detail}</blockquote>
       ) : (
-        event.detail && <span class="muted"> — {event.detail}</span>
+        event.detail && (
+          <span class="muted">
+            {' '}
+            — <AlertDetail detail={event.detail} alert={props.alert} identity={props.identity} />
+          </span>
+        )
       )}
       {event.type === 'note' && props.mine && (
         <button class="quiet small" onClick={() => void props.onDelete()}>
@@ -355,6 +371,21 @@ function TimelineEntry(props: {
       )}
     </li>
   );
+}
+
+/**
+ * An event's remark with its alert told apart: `HighCPU (instance=db-3:9100)`, right after the
+ * alert's name where the remark starts with it (`HighCPU (instance=db-3:9100) was not refreshed
+ * for 5m; presumed resolved`), else after the remark. Only the remark for an event about no alert
+ * or one the incident does not list.
+ */
+function AlertDetail(props: { detail: string; alert: Alert | undefined; identity: string | undefined }) {
+  const { detail, alert, identity } = props;
+  if (alert === undefined || identity === undefined) return <>{detail}</>;
+  // The server names an alert by its name, or its fingerprint when it has none.
+  const named = [alert.name, alert.fingerprint].find((name) => name !== '' && detail.startsWith(name));
+  if (named === undefined) return <>{`${detail} (${identity})`}</>;
+  return <>{`${named} (${identity})${detail.slice(named.length)}`}</>;
 }
 
 /**
