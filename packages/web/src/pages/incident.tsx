@@ -8,6 +8,7 @@ import { readSession, removeSession, removeSessionPrefixed, writeSession } from 
 import {
   Button,
   ErrorNote,
+  formatDuration,
   formatTime,
   isSnoozed,
   Page,
@@ -295,7 +296,13 @@ function AlertCard(props: { alert: Alert; zone: string }) {
       <div class="row-main">
         <span class={`badge alert-${alert.status}`}>{alert.status}</span>
         <strong>{alert.name}</strong>
-        <span class="muted">since {formatTime(alert.starts_at, zone)}</span>
+        {/* "since" says it still fires: a resolved alert started. */}
+        <span class="muted">
+          {alert.status === 'resolved' ? 'started' : 'since'} {formatTime(alert.starts_at, zone)}
+        </span>
+        {alert.status === 'resolved' && alert.ends_at !== undefined && (
+          <AlertEnd startsAt={alert.starts_at} endsAt={alert.ends_at} zone={zone} />
+        )}
       </div>
       {alert.annotations.summary && <p>{alert.annotations.summary}</p>}
       <dl class="labels">
@@ -330,6 +337,24 @@ function AlertCard(props: { alert: Alert; zone: string }) {
         )}
       </p>
     </li>
+  );
+}
+
+/**
+ * When a resolved alert ended and how long it fired: `resolved 14:32 (fired 12m)`, the date
+ * written again only when it is not the start's (in `zone`).
+ */
+function AlertEnd(props: { startsAt: string; endsAt: string; zone: string }) {
+  const start = formatTime(props.startsAt, props.zone);
+  const end = formatTime(props.endsAt, props.zone);
+  const [startDay] = start.split(' ');
+  const [endDay, endClock] = end.split(' ');
+  const firedSeconds = (new Date(props.endsAt).getTime() - new Date(props.startsAt).getTime()) / 1000;
+  return (
+    <span class="muted">
+      resolved <time dateTime={props.endsAt}>{endDay === startDay ? endClock : end}</time> (fired{' '}
+      {formatDuration(firedSeconds)})
+    </span>
   );
 }
 
