@@ -236,6 +236,10 @@ describe('the keyboard focus while a request runs [pglite]', () => {
     await page.keyboard.press('Enter');
     await named(second).waitFor({ state: 'detached' });
     await focusLandsOn(page, named(third), 'the middle override deleted');
+    // And a screen reader is told what went, the focus now being on another override.
+    const said = page.getByTestId('removed');
+    assert.equal(await said.getAttribute('role'), 'status');
+    await said.filter({ hasText: /^The override of mia is deleted\.$/ }).waitFor({ state: 'attached' });
     await page.keyboard.press('Enter');
     await named(third).waitFor({ state: 'detached' });
     await focusLandsOn(page, named(first), 'the last override deleted');
@@ -275,6 +279,10 @@ describe('the keyboard focus while a request runs [pglite]', () => {
     await deleteDays.waitFor({ state: 'detached' });
     const deleteNights = page.getByRole('button', { name: 'Delete Nights', exact: true });
     await focusLandsOn(page, deleteNights, 'the rotation Days deleted');
+    await page
+      .getByTestId('removed')
+      .filter({ hasText: /^The rotation Days is deleted\.$/ })
+      .waitFor({ state: 'attached' });
     await page.keyboard.press('Enter');
     await page.getByText('No rotations.').waitFor();
     await focusLandsOn(

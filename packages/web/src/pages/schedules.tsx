@@ -554,6 +554,16 @@ export function ScheduleDetailPage(props: { id: number }) {
     timeline.reload();
     overrides.reload();
   };
+  // What a Delete removed, said in a polite status: the focus moves on to the next item, whose
+  // button names that item, so without it a screen reader user is not told the other one went.
+  const [removed, setRemoved] = useState('');
+  const remove = (what: string, work: () => Promise<unknown>) => {
+    setRemoved('');
+    void action.run(work).then((done) => {
+      if (done) setRemoved(what);
+      reloadAll();
+    });
+  };
   useLive((change) => change.topic === 'schedule', reloadAll);
 
   const data = schedule.data;
@@ -600,7 +610,9 @@ export function ScheduleDetailPage(props: { id: number }) {
                 class="quiet small"
                 aria-label={`Delete the override of ${override.username} from ${when(override.starts_at ?? override.date, zone)}`}
                 onClick={() =>
-                  void action.run(() => client.schedules.deleteOverride(data.id, override.id)).then(reloadAll)
+                  remove(`The override of ${override.username} is deleted.`, () =>
+                    client.schedules.deleteOverride(data.id, override.id),
+                  )
                 }
               >
                 Delete
@@ -665,9 +677,9 @@ export function ScheduleDetailPage(props: { id: number }) {
                       class="small danger"
                       onClick={() => {
                         if (confirm(`Delete the rotation ${rotation.name}?`))
-                          void action
-                            .run(() => client.schedules.deleteRotation(data.id, rotation.id))
-                            .then(reloadAll);
+                          remove(`The rotation ${rotation.name} is deleted.`, () =>
+                            client.schedules.deleteRotation(data.id, rotation.id),
+                          );
                       }}
                     >
                       Delete {rotation.name}
@@ -681,6 +693,9 @@ export function ScheduleDetailPage(props: { id: number }) {
         {rotations.length === 0 && <li class="empty">No rotations.</li>}
       </ul>
       <ErrorNote error={action.error} />
+      <p role="status" class="visually-hidden" data-testid="removed">
+        {removed}
+      </p>
       {admin &&
         (editing === 'new' ? (
           <>
