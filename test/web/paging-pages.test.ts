@@ -430,4 +430,80 @@ describe('the paging pages [pglite]', () => {
     assert.deepEqual(back.steps[0].targets, [{ type: 'on_call' }]);
     assert.equal((await stack.api('DELETE', `/api/escalation-policies/${created.body.id}`)).status, 204);
   });
+
+  test('a person deleted after a policy named them is shown as deleted, and saving the policy untouched leaves them out', async () => {
+    const person = await stack.api('POST', '/api/users', {
+      username: 'ola',
+      email: 'ola@example.test',
+      role: 'member',
+    });
+    assert.equal(person.status, 201, JSON.stringify(person.body));
+    const ola = person.body.id as number;
+    const created = await stack.api('POST', '/api/escalation-policies', {
+      name: 'Storage',
+      matchers: ['team="storage"'],
+      steps: [
+        { delay: '0s', targets: [{ type: 'on_call' }] },
+        { delay: '5m', targets: [{ type: 'user', user_id: ola }, { type: 'admins' }] },
+        { delay: '10m', targets: [{ type: 'user', user_id: ola }] },
+      ],
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await stack.api('DELETE', `/api/users/${ola}`)).status, 204);
+
+    const page = await newPage('admin');
+    await open(page, 'Escalation', 'Escalation policies');
+    const card = page.getByRole('listitem').filter({ hasText: 'Storage' });
+    await card.getByText(`after 5m: person #${ola} (deleted), all admins`).waitFor();
+    // Looking is not changing: the policy still names ola until an admin saves it.
+    const before = (await stack.api('GET', `/api/escalation-policies/${created.body.id}`)).body;
+    assert.deepEqual(before.steps[1].targets, [{ type: 'user', user_id: ola }, { type: 'admins' }]);
+
+    await page.getByRole('button', { name: 'Edit Storage' }).click();
+    const edit = page.getByRole('form', { name: 'Edit Storage' });
+    // A box like any other target's, named as deleted, which says before saving what saving does.
+    const step2 = edit.getByRole('checkbox', { name: `Step 2: person #${ola} (deleted)` });
+    assert.equal(await step2.isChecked(), true);
+    assert.equal(
+      await step2.getAttribute('aria-describedby').then((id) => page.locator(`#${id}`).innerText()),
+      `person #${ola} was deleted and will be removed from this step when you save.`,
+    );
+    // Step 3 paged only ola: it would page nobody, and says so.
+    const step3 = edit.getByRole('checkbox', { name: `Step 3: person #${ola} (deleted)` });
+    assert.match(
+      await edit.getByRole('group', { name: 'Step 3', exact: true }).innerText(),
+      /Step 3 then pages nobody: tick another target or remove the step\./,
+    );
+    await assertAccessible(page, 'the policy editor with a deleted person');
+    await screenshot(page, 'policy-editor-deleted-person');
+    // The admin unticks ola in step 3 (the box stays, unticked) and pages the admins there instead.
+    await step3.uncheck();
+    assert.equal(await step3.isChecked(), false);
+    await edit.getByLabel('Step 3: all admins').check();
+    assert.equal(
+      await edit
+        .getByRole('group', { name: 'Step 3', exact: true })
+        .getByText(/pages nobody/)
+        .count(),
+      0,
+    );
+
+    // Step 2 left as it was: saving succeeds and leaves ola out.
+    const saved = page.waitForResponse(
+      (response) =>
+        response.url().endsWith(`/api/escalation-policies/${created.body.id}`) &&
+        response.request().method() === 'PUT',
+    );
+    await edit.getByRole('button', { name: 'Save policy' }).click();
+    assert.equal((await saved).status(), 200);
+    await edit.waitFor({ state: 'detached' });
+    const after = (await stack.api('GET', `/api/escalation-policies/${created.body.id}`)).body;
+    assert.deepEqual(after.steps, [
+      { delay: '0s', targets: [{ type: 'on_call' }] },
+      { delay: '5m', targets: [{ type: 'admins' }] },
+      { delay: '10m', targets: [{ type: 'admins' }] },
+    ]);
+    await card.getByText('after 5m: all admins', { exact: true }).waitFor();
+    assert.equal((await stack.api('DELETE', `/api/escalation-policies/${created.body.id}`)).status, 204);
+  });
 });

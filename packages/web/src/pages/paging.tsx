@@ -4,6 +4,7 @@
  * policies, heartbeats and windows (the server checks, the page only hides
  * what a member could not do anyway).
  */
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Schedule } from '@terdut/client';
 import {
@@ -248,6 +249,19 @@ const lines = (text: string) =>
     .map((line) => line.trim())
     .filter((line) => line !== '');
 
+/**
+ * Whether a step's target is a person who was deleted after the policy named them: GET /api/users
+ * lists exactly the people a step may page (live, not service accounts), and a policy was saved
+ * while its people were among them. Paging skips such a target and the server refuses to save it
+ * again (400), so the editor leaves it out when saving. False while the people are not known
+ * (`people` undefined: loading, or refused), so nobody is called deleted on a guess.
+ */
+function isDeletedPerson(target: PolicyTarget, people: Person[] | undefined): boolean {
+  return (
+    people !== undefined && target.type === 'user' && !people.some((person) => person.id === target.user_id)
+  );
+}
+
 function describeTarget(target: PolicyTarget, people: Person[], schedules: Schedule[]): string {
   if (target.type === 'on_call') {
     if (target.schedule_id === undefined) return 'on call';
@@ -258,6 +272,37 @@ function describeTarget(target: PolicyTarget, people: Person[], schedules: Sched
   return people.find((person) => person.id === target.user_id)?.username ?? `person #${target.user_id}`;
 }
 
+/** A deleted person as the policy pages name them: "person #7 (deleted)", the name struck through. */
+function DeletedPerson(props: { userId: number }) {
+  return (
+    <span title={`person #${props.userId} was deleted: paging skips them`}>
+      <s>person #{props.userId}</s> (deleted)
+    </span>
+  );
+}
+
+/** A step's targets on a policy's card, a deleted person marked as such. */
+function StepTargets(props: {
+  targets: PolicyTarget[];
+  people: Person[] | undefined;
+  schedules: Schedule[];
+}) {
+  return (
+    <>
+      {props.targets.map((target, index) => (
+        <Fragment key={index}>
+          {index > 0 && ', '}
+          {target.type === 'user' && isDeletedPerson(target, props.people) ? (
+            <DeletedPerson userId={target.user_id} />
+          ) : (
+            describeTarget(target, props.people ?? [], props.schedules)
+          )}
+        </Fragment>
+      ))}
+    </>
+  );
+}
+
 export function EscalationPoliciesPage() {
   const { me } = useSession();
   const admin = me.user.role === 'admin';
@@ -266,7 +311,6 @@ export function EscalationPoliciesPage() {
   const schedules = useData(() => client.schedules.list(), []);
   const [editing, setEditing] = useState<EscalationPolicy | 'new' | undefined>(undefined);
   const action = useAction();
-  const everyone = people.data ?? [];
   const allSchedules = schedules.data ?? [];
   return (
     <Page
@@ -284,7 +328,7 @@ export function EscalationPoliciesPage() {
       {editing !== undefined && (
         <PolicyEditor
           policy={editing === 'new' ? undefined : editing}
-          people={everyone}
+          people={people.data}
           schedules={allSchedules}
           onDone={() => {
             setEditing(undefined);
@@ -309,7 +353,7 @@ export function EscalationPoliciesPage() {
               {policy.steps.map((step, index) => (
                 <li key={index}>
                   after {step.delay}:{' '}
-                  {step.targets.map((target) => describeTarget(target, everyone, allSchedules)).join(', ')}
+                  <StepTargets targets={step.targets} people={people.data} schedules={allSchedules} />
                 </li>
               ))}
             </ol>
@@ -402,13 +446,98 @@ function FieldError(props: { field: string; error: { field: string; text: string
 /**
  * A step as the editor holds it: with the schedule its "on call" target pages
  * (absent: the default one), kept while "on call" is unticked, so ticking it
- * again pages the same schedule; only `delay` and `targets` are saved.
+ * again pages the same schedule; and the people it named when the editor
+ * opened, so a deleted one keeps its (unticked) box once the admin unticks it.
+ * Only `delay` and `targets` are saved.
  */
-type EditorStep = PolicyStep & { onCallSchedule?: number };
+type EditorStep = PolicyStep & { onCallSchedule?: number; namedPeople?: number[] };
 
 function editorStep(step: PolicyStep): EditorStep {
   const onCall = step.targets.find((one) => one.type === 'on_call');
-  return onCall?.schedule_id === undefined ? step : { ...step, onCallSchedule: onCall.schedule_id };
+  const namedPeople = step.targets.flatMap((one) => (one.type === 'user' ? [one.user_id] : []));
+  return {
+    ...step,
+    ...(onCall?.schedule_id === undefined ? {} : { onCallSchedule: onCall.schedule_id }),
+    ...(namedPeople.length > 0 ? { namedPeople } : {}),
+  };
+}
+
+/** The deleted people a step names, or named when the editor opened: each keeps a box in the step. */
+function deletedPeopleOf(step: EditorStep, people: Person[] | undefined): number[] {
+  const named = [
+    ...(step.namedPeople ?? []),
+    ...step.targets.flatMap((one) => (one.type === 'user' ? [one.user_id] : [])),
+  ];
+  return [...new Set(named)].filter((userId) => isDeletedPerson({ type: 'user', user_id: userId }, people));
+}
+
+const namesPerson = (step: PolicyStep, userId: number) =>
+  step.targets.some((one) => one.type === 'user' && one.user_id === userId);
+const deletedNoteId = (index: number, userId: number) => policyFieldId(`steps.${index}.deleted.${userId}`);
+const pagesNobodyId = (index: number) => policyFieldId(`steps.${index}.nobody`);
+
+/**
+ * Whether saving leaves a step with no target: all it names are deleted people (left out when
+ * saving), so the server would refuse it (`must name at least one target`).
+ */
+function pagesNobodyOnSave(step: PolicyStep, people: Person[] | undefined): boolean {
+  return step.targets.length > 0 && step.targets.every((target) => isDeletedPerson(target, people));
+}
+
+/** A step's deleted people, each a box like any other target's, described by its note below. */
+function DeletedPeopleBoxes(props: {
+  step: EditorStep;
+  index: number;
+  people: Person[] | undefined;
+  onToggle: (index: number, target: PolicyTarget, on: boolean) => void;
+}) {
+  const { step, index } = props;
+  const nobody = pagesNobodyOnSave(step, props.people);
+  return (
+    <>
+      {deletedPeopleOf(step, props.people).map((userId) => (
+        <label class="inline" key={`deleted-${userId}`}>
+          <input
+            type="checkbox"
+            checked={namesPerson(step, userId)}
+            aria-describedby={
+              nobody
+                ? `${deletedNoteId(index, userId)} ${pagesNobodyId(index)}`
+                : deletedNoteId(index, userId)
+            }
+            onChange={(event) =>
+              props.onToggle(index, { type: 'user', user_id: userId }, event.currentTarget.checked)
+            }
+          />
+          Step {index + 1}: <DeletedPerson userId={userId} />
+        </label>
+      ))}
+    </>
+  );
+}
+
+/**
+ * Beside a step, before saving: what saving does to its deleted people (leaves them out), and that
+ * the step then pages nobody when they were all it named.
+ */
+function DeletedPeopleNotes(props: { step: EditorStep; index: number; people: Person[] | undefined }) {
+  const { step, index } = props;
+  return (
+    <>
+      {deletedPeopleOf(step, props.people).map((userId) => (
+        <p class="hint" key={userId} id={deletedNoteId(index, userId)}>
+          {namesPerson(step, userId)
+            ? `person #${userId} was deleted and will be removed from this step when you save.`
+            : `person #${userId} was deleted; this step no longer names them.`}
+        </p>
+      ))}
+      {pagesNobodyOnSave(step, props.people) && (
+        <p class="hint" id={pagesNobodyId(index)}>
+          Step {index + 1} then pages nobody: tick another target or remove the step.
+        </p>
+      )}
+    </>
+  );
 }
 
 /** The "on call" target of a step that pages `onCallSchedule` (the default schedule when absent). */
@@ -428,7 +557,8 @@ function sameTarget(one: PolicyTarget, other: PolicyTarget): boolean {
 
 function PolicyEditor(props: {
   policy: EscalationPolicy | undefined;
-  people: Person[];
+  /** Undefined while not known: then no person has a box, and none is called deleted. */
+  people: Person[] | undefined;
   schedules: Schedule[];
   onDone: () => void;
 }) {
@@ -489,7 +619,12 @@ function PolicyEditor(props: {
           name: name.trim(),
           default: isDefault,
           matchers: lines(matchers),
-          steps: steps.map(({ delay, targets }) => ({ delay, targets })),
+          // A deleted person cannot be paged and is refused by the server; each step with one said
+          // beside it that saving removes them, so saving untouched does not fail.
+          steps: steps.map(({ delay, targets }) => ({
+            delay,
+            targets: targets.filter((target) => !isDeletedPerson(target, props.people)),
+          })),
           repeat: Number(repeat),
           repeat_delay: repeatDelay.trim(),
           notify_on_resolve: notifyOnResolve,
@@ -578,7 +713,7 @@ function PolicyEditor(props: {
               />
               Step {index + 1}: all admins
             </label>
-            {props.people.map((person) => (
+            {(props.people ?? []).map((person) => (
               <label class="inline" key={person.id}>
                 <input
                   type="checkbox"
@@ -590,7 +725,9 @@ function PolicyEditor(props: {
                 Step {index + 1}: {person.username}
               </label>
             ))}
+            <DeletedPeopleBoxes step={step} index={index} people={props.people} onToggle={toggle} />
           </div>
+          <DeletedPeopleNotes step={step} index={index} people={props.people} />
           <FieldError field={`steps.${index}.targets`} error={fieldError} />
           {steps.length > 1 && (
             <button
