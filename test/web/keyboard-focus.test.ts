@@ -54,7 +54,11 @@ async function focusLandsOn(page: Page, element: Locator, when: string) {
 async function holdRequests(page: Page, url: string | RegExp, method: string) {
   const held: Route[] = [];
   let arrived: () => void = () => {};
-  const first = new Promise<void>((resolve) => (arrived = resolve));
+  // Bounded: a press that sends nothing fails the test in seconds instead of stalling it.
+  const first = new Promise<void>((resolve, reject) => {
+    arrived = resolve;
+    setTimeout(() => reject(new Error(`no ${method} ${String(url)} was sent within 15 s`)), 15_000).unref();
+  });
   await page.route(url, (route) => {
     if (route.request().method() !== method) return route.fallback();
     held.push(route);
