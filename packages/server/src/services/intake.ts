@@ -38,6 +38,7 @@ import { RoutingCache } from './paging/policy-routing.ts';
 import { insertEvents, type NewIncidentEvent } from '../repositories/incident-events.ts';
 import { raisesSeverity, severityRank } from './severity.ts';
 import { expireStaleAlertsOfGroup } from './alert-expiry.ts';
+import { incidentTitle } from './incident-title.ts';
 import { resolveIfAllAlertsResolved } from './incident-resolution.ts';
 import { batchRowsFor, inBatches } from '../db/batches.ts';
 import { noteUpdateForAcknowledger, startPaging } from './paging/escalation-hooks.ts';
@@ -639,19 +640,4 @@ function alertLabel(row: AlertRow): string {
 
 function alertResolvedEvent(incidentId: number, row: AlertRow): NewIncidentEvent {
   return { incident_id: incidentId, type: 'alert_resolved', alert_id: row.id, detail: alertLabel(row) };
-}
-
-/** The incident's title: the group's common summary, else its alert name and grouping labels. */
-function incidentTitle(notification: AlertGroupNotification): string {
-  const summary = notification.commonAnnotations.summary;
-  if (summary !== undefined && summary.trim() !== '') return summary.trim();
-  const name =
-    notification.commonLabels.alertname ??
-    notification.groupLabels.alertname ??
-    notification.alerts[0]?.name ??
-    notification.groupKey;
-  const others = Object.entries(notification.groupLabels)
-    .filter(([key]) => key !== 'alertname')
-    .map(([key, value]) => `${key}=${value}`);
-  return others.length > 0 ? `${name} (${others.join(', ')})` : name;
 }
