@@ -7,7 +7,7 @@ import { ApiError, forbidden, unauthorized } from '../errors.ts';
 import { secretsEqual } from '../auth/secrets.ts';
 import { SESSION_COOKIE } from './session-cookies.ts';
 import { securityOf, withAuthStatuses, type RouteAuth } from './route-auth.ts';
-import { methodsAt, type MethodsAtPath } from './allowed-methods.ts';
+import { routeMethods, type RouteMethods } from './allowed-methods.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,8 +19,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route as registered, with its declaration: what the router-driven tests enumerate. */
     declaredRoutes: DeclaredRoute[];
-    /** The methods some route serves at a concrete path (http/allowed-methods.ts). */
-    allowedMethodsAt: (path: string) => MethodsAtPath;
+    /** The methods the routes serve at each concrete path, for 405 answers (http/allowed-methods.ts). */
+    routeMethods: RouteMethods;
   }
   interface FastifyContextConfig {
     /** Who may call this route (http/route-auth.ts). Required: a route without it is refused at start-up. */
@@ -78,8 +78,8 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
   const declaredRoutes: DeclaredRoute[] = [];
   app.decorate('declaredRoutes', declaredRoutes);
   const servedMethods = new Set(ALWAYS_SERVED_METHODS);
-  const allowedAt = methodsAt(declaredRoutes);
-  app.decorate('allowedMethodsAt', allowedAt);
+  const methods = routeMethods(declaredRoutes);
+  app.decorate('routeMethods', methods);
 
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
@@ -112,10 +112,7 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
       // A path some route serves, with another method: 405 naming the ones
       // it has (RFC 9110 §15.5.6), to those who may know the path exists.
       const path = request.url.split('?')[0]!;
-      // A path that has this method too was refused by the router for another
-      // reason (a parameter over its length limit): still "no route".
-      const served = allowedAt(path);
-      if (served.methods.includes(request.method)) served.methods = [];
+      const served = methods.otherMethodsAt(path, request.method);
       if (served.methods.length > 0 && served.anyPublic)
         throw methodNotAllowed(reply, request.method, path, served.methods);
       // Deny by default: only signed-in callers hear "no route".
@@ -188,19 +185,13 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
   // After the caller is admitted: a parametric route that caught a static
   // path (DELETE /api/schedule/current reached /api/schedule/:id, which would
   // call "current" a bad id) is a method that path's resource does not have.
-  const staticPaths = new Set<string>();
   app.addHook('onRequest', async (request, reply) => {
     const routeUrl = request.routeOptions.url;
     if (request.is404 || routeUrl === undefined || !routeUrl.includes(':')) return;
-    if (staticPaths.size === 0) {
-      for (const route of declaredRoutes) if (!/[:*]/.test(route.url)) staticPaths.add(route.url);
-    }
     const path = request.url.split('?')[0]!;
-    if (!staticPaths.has(path)) return;
-    const served = allowedAt(path);
-    if (!served.methods.includes(request.method)) {
-      throw methodNotAllowed(reply, request.method, path, served.methods);
-    }
+    if (!methods.isStaticPath(path)) return;
+    const served = methods.otherMethodsAt(path, request.method);
+    if (served.methods.length > 0) throw methodNotAllowed(reply, request.method, path, served.methods);
   });
 }
 

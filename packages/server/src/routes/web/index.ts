@@ -111,12 +111,8 @@ export function webAppRoutes(options: { dir?: string } = {}) {
         const apiLooking = apiLookingPath(request.url);
         if (apiLooking !== false) {
           // A path served with other methods only (GET on the webhook): 405, as for every method.
-          const served = request.server.allowedMethodsAt(path);
-          if (
-            served.methods.length > 0 &&
-            !served.methods.includes(request.method) &&
-            (served.anyPublic || request.principal !== null)
-          ) {
+          const served = request.server.routeMethods.otherMethodsAt(path, request.method);
+          if (served.methods.length > 0 && (served.anyPublic || request.principal !== null)) {
             throw methodNotAllowed(reply, request.method, path, served.methods);
           }
           if (request.principal === null)
